@@ -30,7 +30,13 @@ ks_code ks_err_prefix(ks_err *err, const char *fmt, ...) {
   vsnprintf(head, sizeof head, fmt, ap);
   va_end(ap);
   memcpy(old, err->msg, sizeof old);
-  snprintf(err->msg, sizeof err->msg, "%s%s", head, old);
+  size_t hl = strlen(head);
+  if (hl >= sizeof err->msg)
+    hl = sizeof err->msg - 1;
+  memcpy(err->msg, head, hl);
+  size_t ol = strnlen(old, sizeof err->msg - 1 - hl);
+  memcpy(err->msg + hl, old, ol);
+  err->msg[hl + ol] = 0;
   return err->code;
 }
 

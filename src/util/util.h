@@ -81,8 +81,11 @@ typedef struct ks_proc_result {
  * limit, and the death signal set. Returns KS_ERR_ENV when exec fails. */
 ks_code ks_run_capture(char *const argv[], const char *cwd, double timeout_s,
                        ks_buf *log, ks_proc_result *res, ks_err *err);
-/* Waits for pid with a wall-clock limit via pidfd + poll; kills on expiry. */
-ks_code ks_wait_timeout(pid_t pid, double timeout_s, ks_proc_result *res,
-                        ks_err *err);
+/* Drains nfds pipes into bufs (a NULL buf discards, capped at cap_bytes each)
+ * until pid exits and the pipes close, with a wall-clock limit enforced via
+ * pidfd + poll; on expiry the child's process group is killed. Reaps pid. */
+ks_code ks_proc_drain(pid_t pid, const int *fds, ks_buf *const *bufs, int nfds,
+                      size_t cap_bytes, double timeout_s, ks_proc_result *res,
+                      ks_err *err);
 
 #endif

@@ -1,0 +1,53 @@
+/* backend.h — the backend interface (DESIGN.md: Backend interface).
+ *
+ * One table of function pointers per backend, in the manner of ggml's
+ * ggml_backend_i, and a registry. The parent process uses probe and build;
+ * the sandboxed runner uses load, run, sync and unload. Adding a backend
+ * means one folder under src/backend/ and one line in registry.c.
+ */
+#ifndef KS_BACKEND_H
+#define KS_BACKEND_H
+
+#include "eval/candidate.h"
+#include "util/util.h"
+
+#include <limits.h>
+
+typedef struct ks_artifact {
+  char path[PATH_MAX]; /* what load() takes: a shared object for c */
+  char hash[17];       /* content hash of source + flags + compiler */
+  bool cached;         /* true when an earlier build was reused */
+  double build_s;      /* compile time (0 when cached) */
+  ks_buf log;          /* compiler output */
+} ks_artifact;
+
+typedef struct ks_backend_i {
+  const char *name;
+  const char *description;
+  /* Usable here? Fills a device description. KS_ERR_ENV says what to
+   * install. */
+  ks_code (*probe)(char *device, size_t n, ks_err *err);
+  /* Source -> artifact, in a child process with a time limit, cached by
+   * content hash under cache_dir. A compile error is KS_ERR_CANDIDATE with
+   * the log in out->log. */
+  ks_code (*build)(const ks_task *task, const ks_candidate *cand,
+                   const char *cache_dir, double timeout_s, ks_artifact *out,
+                   ks_err *err);
+  /* Runner side, before the sandbox closes: load an artifact. */
+  ks_code (*load)(const char *artifact, const ks_task *task, void **handle,
+                  ks_err *err);
+  /* One call on host buffers (inputs then outputs). */
+  void (*run)(void *handle, void *const *bufs, const int64_t *axes,
+              const double *scalars);
+  /* Waits until the device is idle (no-op on the CPU). */
+  void (*sync)(void *handle);
+  void (*unload)(void *handle);
+} ks_backend_i;
+
+const ks_backend_i *ks_backend_get(const char *name);
+/* All registered backends, for `--backend` help and probing. */
+int ks_backend_count(void);
+const ks_backend_i *ks_backend_at(int i);
+void ks_artifact_free(ks_artifact *a);
+
+#endif

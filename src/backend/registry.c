@@ -1,0 +1,27 @@
+/* registry.c — the list of backends. One line per backend. */
+#include "backend/backend.h"
+
+#include <string.h>
+
+extern const ks_backend_i ks_backend_c;
+
+static const ks_backend_i *const k_backends[] = {
+    &ks_backend_c,
+};
+
+int ks_backend_count(void) {
+  return (int)(sizeof k_backends / sizeof *k_backends);
+}
+
+const ks_backend_i *ks_backend_at(int i) {
+  return i >= 0 && i < ks_backend_count() ? k_backends[i] : NULL;
+}
+
+const ks_backend_i *ks_backend_get(const char *name) {
+  for (int i = 0; i < ks_backend_count(); i++)
+    if (!strcmp(k_backends[i]->name, name))
+      return k_backends[i];
+  return NULL;
+}
+
+void ks_artifact_free(ks_artifact *a) { ks_buf_free(&a->log); }

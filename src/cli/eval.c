@@ -1,0 +1,206 @@
+/* eval.c — `ksearch eval TASK KERNEL [--backend B] [--param K=V]... [--json]`
+ *
+ * Builds one candidate, checks it against the reference on every workload
+ * and several seeds, times it and the reference in the same run, and prints
+ * a table (or, with --json, exactly one JSON object on stdout). Exit codes:
+ * 0 correct, 1 the candidate failed, 2 bad input, 3 environment. */
+#include "cli/cli.h"
+#include "eval/eval.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char k_usage[] =
+    "usage: ksearch eval TASK KERNEL [options]\n"
+    "\n"
+    "TASK is a task folder, a task.json, or a built-in task name.\n"
+    "KERNEL is a candidate file (see docs/DESIGN.md: Candidate file).\n"
+    "\n"
+    "options:\n"
+    "  --backend B      backend to evaluate on (default: the candidate's, "
+    "else c)\n"
+    "  --param K=V      set a parameter macro (repeatable)\n"
+    "  --threads N      threads for the kernel and the reference (default: "
+    "all cores)\n"
+    "  --seeds N        correctness seeds per workload (default 3)\n"
+    "  --min-time S     time each workload for at least S seconds (default "
+    "0.2)\n"
+    "  --min-reps N     and at least N repetitions (default 10)\n"
+    "  --no-flush       do not evict caches between repetitions\n"
+    "  --no-timing      correctness only\n"
+    "  --timeout S      wall-clock limit of the sandboxed run (default: "
+    "derived from the reference's time)\n"
+    "  --json           print one JSON object on stdout\n"
+    "  -q, --quiet      no progress on stderr\n";
+
+static int parse_num(const char *opt, const char *v, double lo, double hi,
+                     double *out) {
+  char *end;
+  double x = strtod(v, &end);
+  if (!*v || *end || !(x >= lo && x <= hi)) {
+    fprintf(stderr, "ksearch eval: %s %s: expected a number in [%g, %g]\n",
+            opt, v, lo, hi);
+    return 2;
+  }
+  *out = x;
+  return 0;
+}
+
+static void print_table(const ks_task *task, const ks_eval_result *r) {
+  printf("%-28s %8s %12s %12s %8s %9s %9s  %s\n", "workload", "correct",
+         "time", "reference", "speedup", "GB/s", "roofline", "max rel err");
+  for (int i = 0; i < r->n_workloads; i++) {
+    const ks_wl_result *w = &r->wl[i];
+    char wl[256];
+    ks_workload_format(task, &task->workloads[i], wl, sizeof wl);
+    printf("%-28s %8s %10.1fus %10.1fus %7.2fx %9.2f %8.1f%%  %.2g\n", wl,
+           !w->ran ? "-" : w->correct ? "yes" : "NO", w->time_ns_median / 1e3,
+           w->ref_time_ns_median / 1e3, w->speedup, w->gbps,
+           100 * w->roofline_fraction, w->max_rel_err);
+  }
+  printf("status: %s   score: %.3f (geometric-mean speedup over the "
+         "reference)   threads: %d   build: %s\n",
+         ks_eval_status_name(r->status), r->score, r->threads,
+         r->build_cached ? "cached" : "compiled");
+  if (r->error[0])
+    printf("reason: %s\n", r->error);
+}
+
+int ks_cmd_eval(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"backend", required_argument, 0, 'b'},
+      {"param", required_argument, 0, 'p'},
+      {"threads", required_argument, 0, 't'},
+      {"seeds", required_argument, 0, 's'},
+      {"min-time", required_argument, 0, 'm'},
+      {"min-reps", required_argument, 0, 'r'},
+      {"no-flush", no_argument, 0, 'F'},
+      {"no-timing", no_argument, 0, 'T'},
+      {"timeout", required_argument, 0, 'o'},
+      {"json", no_argument, 0, 'j'},
+      {"quiet", no_argument, 0, 'q'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  ks_eval_opts eo;
+  ks_eval_opts_default(&eo);
+  const char *backend = NULL;
+  const char *params[64];
+  int n_params = 0;
+  bool as_json = false;
+  double v;
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+    switch (c) {
+    case 'b': backend = optarg; break;
+    case 'p':
+      if (n_params >= 64)
+        return ks_cli_fail(2, "eval: at most 64 --param options");
+      params[n_params++] = optarg;
+      break;
+    case 't':
+      if (parse_num("--threads", optarg, 1, 4096, &v))
+        return 2;
+      eo.threads = (int)v;
+      break;
+    case 's':
+      if (parse_num("--seeds", optarg, 1, KS_MAX_SEEDS, &v))
+        return 2;
+      eo.n_seeds = (int)v;
+      break;
+    case 'm':
+      if (parse_num("--min-time", optarg, 0, 60, &v))
+        return 2;
+      eo.topt.min_time_s = v;
+      break;
+    case 'r':
+      if (parse_num("--min-reps", optarg, 1, 100000, &v))
+        return 2;
+      eo.topt.min_reps = (int)v;
+      break;
+    case 'F': eo.topt.flush = false; break;
+    case 'T': eo.timing = false; break;
+    case 'o':
+      if (parse_num("--timeout", optarg, 0.1, 86400, &v))
+        return 2;
+      eo.timeout_s = v;
+      break;
+    case 'j': as_json = true; break;
+    case 'q': eo.quiet = true; break;
+    case 'h': fputs(k_usage, stdout); return 0;
+    default: fputs(k_usage, stderr); return 2;
+    }
+  }
+  if (argc - optind != 2) {
+    fputs("ksearch eval: expected TASK and KERNEL\n", stderr);
+    fputs(k_usage, stderr);
+    return 2;
+  }
+  if (eo.quiet)
+    ks_log_set_level(KS_LOG_QUIET);
+  ks_err err = {0};
+  ks_task *task = ks_xcalloc(1, sizeof *task);
+  ks_candidate cand;
+  ks_evaluator *ev = NULL;
+  ks_eval_result res;
+  memset(&res, 0, sizeof res);
+  int rc;
+  if (ks_task_load(argv[optind], task, &err)) {
+    free(task);
+    return ks_cli_fail(ks_exit_code(err.code), err.msg);
+  }
+  if (ks_candidate_load(argv[optind + 1], task->name, &cand, &err)) {
+    rc = ks_cli_fail(ks_exit_code(err.code), err.msg);
+    goto out_task;
+  }
+  for (int i = 0; i < n_params; i++) {
+    char name[128];
+    const char *eq = strchr(params[i], '=');
+    if (!eq || eq == params[i] || (size_t)(eq - params[i]) >= sizeof name) {
+      fprintf(stderr, "ksearch eval: --param %s: expected NAME=VALUE\n",
+              params[i]);
+      rc = 2;
+      goto out_cand;
+    }
+    memcpy(name, params[i], (size_t)(eq - params[i]));
+    name[eq - params[i]] = 0;
+    if (ks_candidate_set_param(&cand, name, eq + 1, &err)) {
+      rc = ks_cli_fail(2, err.msg);
+      goto out_cand;
+    }
+  }
+  ks_candidate_fill_defaults(&cand);
+  eo.backend = backend ? backend : cand.backend;
+  if (ks_evaluator_new(task, &eo, &ev, &err)) {
+    rc = ks_cli_fail(ks_exit_code(err.code), err.msg);
+    goto out_cand;
+  }
+  if (!eo.quiet)
+    ks_log(KS_LOG_INFO, "evaluating %s", cand.path);
+  if (ks_evaluate(ev, &cand, &res, &err)) {
+    rc = ks_cli_fail(ks_exit_code(err.code), err.msg);
+    goto out_ev;
+  }
+  if (as_json) {
+    json_t *o = ks_eval_result_to_json(task, &res);
+    char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+    puts(s);
+    free(s);
+    json_decref(o);
+  } else {
+    print_table(task, &res);
+    if (res.status == KS_EVAL_COMPILE_ERROR && res.build_log.data)
+      fprintf(stderr, "%s", res.build_log.data);
+  }
+  rc = res.correct ? 0 : 1;
+  ks_eval_result_free(&res);
+out_ev:
+  ks_evaluator_free(ev);
+out_cand:
+  ks_candidate_free(&cand);
+out_task:
+  ks_task_free(task);
+  free(task);
+  return rc;
+}

@@ -1,0 +1,246 @@
+/* candidate.c — parsing the `// ksearch:` header of a candidate file.
+ *
+ * The header is plain comments so that the file stays one a person can read,
+ * copy and compile by hand (DESIGN.md: Candidate file). Parameters reach the
+ * code as -D macros at build time.
+ */
+#include "eval/candidate.h"
+#include "util/util.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool ident(const char *s) {
+  if (!*s || !(isalpha((unsigned char)*s) || *s == '_'))
+    return false;
+  for (; *s; s++)
+    if (!(isalnum((unsigned char)*s) || *s == '_'))
+      return false;
+  return true;
+}
+
+static char *trim(char *s) {
+  while (isspace((unsigned char)*s))
+    s++;
+  char *e = s + strlen(s);
+  while (e > s && isspace((unsigned char)e[-1]))
+    *--e = 0;
+  return s;
+}
+
+static ks_code parse_line(ks_candidate *c, char *line, int lineno,
+                          ks_err *err) {
+  char *p = trim(line);
+  if (!strncmp(p, "param ", 6)) {
+    p = trim(p + 6);
+    char *in = strstr(p, " in ");
+    if (!in)
+      return ks_err_set(err, KS_ERR_INPUT,
+                        "%s:%d: param line must read `// ksearch: param NAME "
+                        "in V1,V2,...`",
+                        c->path, lineno);
+    *in = 0;
+    char *name = trim(p), *vals = trim(in + 4);
+    if (!ident(name) || strlen(name) >= 64)
+      return ks_err_set(err, KS_ERR_INPUT,
+                        "%s:%d: parameter name \"%s\" must be a C identifier "
+                        "(it becomes a -D macro)",
+                        c->path, lineno, name);
+    if (c->n_decls >= KS_MAX_PARAMS)
+      return ks_err_set(err, KS_ERR_INPUT, "%s:%d: more than %d parameters",
+                        c->path, lineno, KS_MAX_PARAMS);
+    for (int i = 0; i < c->n_decls; i++)
+      if (!strcmp(c->decls[i].name, name))
+        return ks_err_set(err, KS_ERR_INPUT,
+                          "%s:%d: parameter %s declared twice", c->path,
+                          lineno, name);
+    ks_param_decl *d = &c->decls[c->n_decls];
+    memset(d, 0, sizeof *d);
+    ks_strlcpy(d->name, name, sizeof d->name);
+    char *save = NULL;
+    for (char *v = strtok_r(vals, ",", &save); v;
+         v = strtok_r(NULL, ",", &save)) {
+      v = trim(v);
+      if (!*v)
+        continue;
+      if (d->n_values >= KS_MAX_PARAM_VALUES || strlen(v) >= 32)
+        return ks_err_set(err, KS_ERR_INPUT,
+                          "%s:%d: parameter %s: at most %d values of at most "
+                          "31 characters",
+                          c->path, lineno, name, KS_MAX_PARAM_VALUES);
+      for (int i = 0; i < d->n_values; i++)
+        if (!strcmp(d->values[i], v))
+          return ks_err_set(err, KS_ERR_INPUT,
+                            "%s:%d: parameter %s lists %s twice; list each "
+                            "value once",
+                            c->path, lineno, name, v);
+      ks_strlcpy(d->values[d->n_values++], v, 32);
+    }
+    if (d->n_values == 0)
+      return ks_err_set(err, KS_ERR_INPUT,
+                        "%s:%d: parameter %s has no values; list at least one "
+                        "after `in`",
+                        c->path, lineno, name);
+    c->n_decls++;
+    return KS_OK;
+  }
+  if (!strncmp(p, "launch ", 7)) {
+    ks_strlcpy(c->launch, trim(p + 7), sizeof c->launch);
+    return KS_OK;
+  }
+  /* key=value pairs: backend=c entry=rmsnorm */
+  char *save = NULL;
+  for (char *kv = strtok_r(p, " \t", &save); kv;
+       kv = strtok_r(NULL, " \t", &save)) {
+    char *eq = strchr(kv, '=');
+    if (!eq)
+      return ks_err_set(err, KS_ERR_INPUT,
+                        "%s:%d: cannot read \"%s\" in the ksearch header; "
+                        "expected key=value, `param NAME in ...` or `launch "
+                        "...`",
+                        c->path, lineno, kv);
+    *eq = 0;
+    const char *k = kv, *v = eq + 1;
+    if (!strcmp(k, "backend"))
+      ks_strlcpy(c->backend, v, sizeof c->backend);
+    else if (!strcmp(k, "entry")) {
+      if (!ident(v))
+        return ks_err_set(err, KS_ERR_INPUT,
+                          "%s:%d: entry \"%s\" must be a C identifier",
+                          c->path, lineno, v);
+      ks_strlcpy(c->entry, v, sizeof c->entry);
+    }
+    /* other keys (task=, expect=) are for tools and tests; ignored here */
+  }
+  return KS_OK;
+}
+
+ks_code ks_candidate_parse(const char *source, const char *path,
+                           const char *default_entry, ks_candidate *c,
+                           ks_err *err) {
+  memset(c, 0, sizeof *c);
+  ks_strlcpy(c->path, path ? path : "<memory>", sizeof c->path);
+  strcpy(c->backend, "c");
+  ks_strlcpy(c->entry, default_entry ? default_entry : "", sizeof c->entry);
+  c->source = ks_strdup(source);
+  const char *s = source;
+  int lineno = 0;
+  while (*s) {
+    lineno++;
+    const char *nl = strchr(s, '\n');
+    size_t len = nl ? (size_t)(nl - s) : strlen(s);
+    const char *q = s;
+    while (q < s + len && isspace((unsigned char)*q))
+      q++;
+    if ((size_t)(s + len - q) > 11 && !strncmp(q, "// ksearch:", 11)) {
+      char line[1024];
+      size_t l = (size_t)(s + len - (q + 11));
+      if (l >= sizeof line)
+        l = sizeof line - 1;
+      memcpy(line, q + 11, l);
+      line[l] = 0;
+      if (parse_line(c, line, lineno, err)) {
+        ks_candidate_free(c);
+        return KS_ERR_INPUT;
+      }
+    }
+    s += len + (nl ? 1 : 0);
+  }
+  if (!c->entry[0]) {
+    ks_candidate_free(c);
+    return ks_err_set(err, KS_ERR_INPUT,
+                      "%s: no entry point; add `// ksearch: backend=c "
+                      "entry=NAME`",
+                      path ? path : "<memory>");
+  }
+  return KS_OK;
+}
+
+ks_code ks_candidate_load(const char *path, const char *default_entry,
+                          ks_candidate *c, ks_err *err) {
+  char *text;
+  if (ks_read_file(path, &text, NULL, err))
+    return err->code;
+  ks_code rc = ks_candidate_parse(text, path, default_entry, c, err);
+  free(text);
+  return rc;
+}
+
+ks_code ks_candidate_set_param(ks_candidate *c, const char *name,
+                               const char *value, ks_err *err) {
+  if (!ident(name) || strlen(name) >= 64)
+    return ks_err_set(err, KS_ERR_INPUT,
+                      "--param %s: the name must be a C identifier", name);
+  if (strlen(value) >= 64 || strpbrk(value, " \t\n\"'\\$`;"))
+    return ks_err_set(err, KS_ERR_INPUT,
+                      "--param %s=%s: values are short tokens (numbers or "
+                      "identifiers)",
+                      name, value);
+  for (int i = 0; i < c->n_decls; i++) {
+    if (strcmp(c->decls[i].name, name))
+      continue;
+    bool ok = false;
+    for (int k = 0; k < c->decls[i].n_values; k++)
+      ok |= !strcmp(c->decls[i].values[k], value);
+    if (!ok) {
+      ks_buf b;
+      ks_buf_init(&b);
+      for (int k = 0; k < c->decls[i].n_values; k++)
+        ks_buf_printf(&b, "%s%s", k ? "," : "", c->decls[i].values[k]);
+      ks_err_set(err, KS_ERR_INPUT,
+                 "--param %s=%s: %s declares %s in %s; pick one of those",
+                 name, value, c->path, name, b.data);
+      ks_buf_free(&b);
+      return KS_ERR_INPUT;
+    }
+  }
+  for (int i = 0; i < c->n_set; i++)
+    if (!strcmp(c->set[i].name, name)) {
+      ks_strlcpy(c->set[i].value, value, sizeof c->set[i].value);
+      return KS_OK;
+    }
+  if (c->n_set >= KS_MAX_PARAMS)
+    return ks_err_set(err, KS_ERR_INPUT, "more than %d parameters",
+                      KS_MAX_PARAMS);
+  ks_strlcpy(c->set[c->n_set].name, name, 64);
+  ks_strlcpy(c->set[c->n_set].value, value, 64);
+  c->n_set++;
+  return KS_OK;
+}
+
+const char *ks_candidate_param(const ks_candidate *c, const char *name) {
+  for (int i = 0; i < c->n_set; i++)
+    if (!strcmp(c->set[i].name, name))
+      return c->set[i].value;
+  return NULL;
+}
+
+void ks_candidate_fill_defaults(ks_candidate *c) {
+  for (int i = 0; i < c->n_decls; i++)
+    if (!ks_candidate_param(c, c->decls[i].name))
+      ks_candidate_set_param(c, c->decls[i].name, c->decls[i].values[0],
+                             NULL);
+}
+
+char *ks_candidate_params_json(const ks_candidate *c) {
+  json_t *o = json_object();
+  for (int i = 0; i < c->n_set; i++)
+    json_object_set_new(o, c->set[i].name, json_string(c->set[i].value));
+  char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
+  json_decref(o);
+  return s;
+}
+
+uint64_t ks_candidate_hash(const ks_candidate *c) {
+  char *pj = ks_candidate_params_json(c);
+  uint64_t h = ks_hash_str(c->source, ks_hash_str(pj, 7));
+  free(pj);
+  return h;
+}
+
+void ks_candidate_free(ks_candidate *c) {
+  free(c->source);
+  c->source = NULL;
+}

@@ -1,0 +1,157 @@
+/* sandbox.c — see sandbox.h.
+ *
+ * The allow-list is what a compute kernel and the OpenMP runtime need once
+ * their thread pool exists: memory management, futexes, clocks, reads and
+ * writes on descriptors that are already open, read-only opens, and signals
+ * to itself (abort). Everything else traps (SIGSYS), and the handler reports
+ * the call number on the result pipe so that the parent can record "forbidden
+ * system call: clone" rather than a bare crash. The handler cannot be
+ * replaced: rt_sigaction on SIGSYS is itself forbidden.
+ */
+#include "eval/sandbox.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <termios.h>
+#include <unistd.h>
+
+static int g_report_fd = -1; /* read by the signal handler only */
+
+static void on_sigsys(int sig, siginfo_t *info, void *uctx) {
+  (void)sig;
+  (void)uctx;
+  char buf[64] = "{\"event\":\"sigsys\",\"nr\":";
+  size_t len = strlen(buf);
+  int nr = info->si_syscall;
+  char digits[16];
+  int nd = 0;
+  if (nr < 0)
+    nr = 0;
+  do {
+    digits[nd++] = (char)('0' + nr % 10);
+    nr /= 10;
+  } while (nr && nd < 15);
+  while (nd)
+    buf[len++] = digits[--nd];
+  buf[len++] = '}';
+  buf[len++] = '\n';
+  if (g_report_fd >= 0) {
+    ssize_t w = write(g_report_fd, buf, len);
+    (void)w;
+  }
+  _exit(KS_SANDBOX_SIGSYS_EXIT);
+}
+
+ks_code ks_sandbox_limits(int64_t mem_bytes, double cpu_s, ks_err *err) {
+  struct rlimit r;
+#ifndef __SANITIZE_ADDRESS__
+  if (mem_bytes > 0) {
+    r.rlim_cur = r.rlim_max = (rlim_t)mem_bytes;
+    if (setrlimit(RLIMIT_AS, &r) != 0)
+      return ks_err_set(err, KS_ERR_ENV, "setrlimit(RLIMIT_AS): %s",
+                        strerror(errno));
+  }
+#else
+  (void)mem_bytes;
+#endif
+  if (cpu_s > 0) {
+    r.rlim_cur = (rlim_t)(cpu_s + 1);
+    r.rlim_max = r.rlim_cur + 2;
+    if (setrlimit(RLIMIT_CPU, &r) != 0)
+      return ks_err_set(err, KS_ERR_ENV, "setrlimit(RLIMIT_CPU): %s",
+                        strerror(errno));
+  }
+  r.rlim_cur = r.rlim_max = 0;
+  setrlimit(RLIMIT_CORE, &r);
+  setrlimit(RLIMIT_NPROC, &r); /* root ignores it; seccomp covers that */
+  r.rlim_cur = r.rlim_max = 64 << 20;
+  setrlimit(RLIMIT_FSIZE, &r);
+  return KS_OK;
+}
+
+ks_code ks_sandbox_seccomp(int report_fd, ks_err *err) {
+  g_report_fd = report_fd;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sigsys;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGSYS, &sa, NULL) != 0)
+    return ks_err_set(err, KS_ERR_ENV, "sigaction(SIGSYS): %s",
+                      strerror(errno));
+
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
+  if (!ctx)
+    return ks_err_set(err, KS_ERR_ENV, "seccomp_init failed");
+  static const char *const allow[] = {
+      "read",          "write",           "readv",          "writev",
+      "pread64",       "pwrite64",        "lseek",          "close",
+      "fstat",         "newfstatat",      "statx",          "mmap",
+      "munmap",        "mprotect",        "mremap",         "madvise",
+      "brk",           "futex",           "sched_yield",    "sched_getaffinity",
+      "getpid",        "gettid",          "getuid",         "geteuid",
+      "clock_gettime", "clock_getres",    "clock_nanosleep", "nanosleep",
+      "gettimeofday",  "exit",            "exit_group",     "rt_sigreturn",
+      "rt_sigprocmask", "restart_syscall", "getrandom",     "set_robust_list",
+      "rseq",          "membarrier",      "getrusage",      "times",
+      "sysinfo",       "fcntl",           "get_mempolicy",  "sched_getparam",
+      "sched_getscheduler", "uname",      "getcwd",         "readlink",
+      "access",        "faccessat",       "faccessat2",     "prlimit64",
+      "futex_waitv",   "sigaltstack",
+  };
+  int rc = 0;
+  for (size_t i = 0; i < sizeof allow / sizeof *allow && !rc; i++) {
+    int nr = seccomp_syscall_resolve_name(allow[i]);
+    if (nr == __NR_SCMP_ERROR)
+      continue; /* not on this architecture */
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+  }
+  /* signal handlers for anything but SIGSYS */
+  if (!rc)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigaction), 1,
+                          SCMP_A0(SCMP_CMP_NE, SIGSYS));
+  /* signals to itself only (abort, raise) */
+  pid_t me = getpid();
+  if (!rc)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+                          SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)me));
+  if (!rc)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1,
+                          SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)me));
+  /* files: read-only opens only */
+  scmp_datum_t wmask = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND;
+  if (!rc)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+                          SCMP_A2(SCMP_CMP_MASKED_EQ, wmask, 0));
+  if (!rc)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
+                          SCMP_A1(SCMP_CMP_MASKED_EQ, wmask, 0));
+  /* stdio asks whether stdout is a terminal */
+  if (!rc)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+                          SCMP_A1(SCMP_CMP_EQ, TCGETS));
+  if (!rc)
+    rc = seccomp_load(ctx);
+  seccomp_release(ctx);
+  if (rc)
+    return ks_err_set(err, KS_ERR_ENV, "seccomp filter: %s", strerror(-rc));
+  return KS_OK;
+}
+
+const char *ks_syscall_name(int nr, char *buf, size_t n) {
+  char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+  if (name) {
+    ks_strlcpy(buf, name, n);
+    free(name);
+  } else {
+    snprintf(buf, n, "#%d", nr);
+  }
+  return buf;
+}

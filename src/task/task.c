@@ -1,0 +1,525 @@
+/* task.c — reading and validating task.json (DESIGN.md: Task).
+ *
+ * Every problem is reported as "<file>: <json path>: <what is wrong>; <fix>",
+ * so that a task author never has to guess. Validation happens here, once;
+ * the rest of ksearch trusts a loaded ks_task.
+ */
+#include "task/expr.h"
+#include "util/util.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BAD(...) ks_err_set(err, KS_ERR_INPUT, __VA_ARGS__)
+
+static bool valid_ident(const char *s) {
+  if (!*s || !(isalpha((unsigned char)*s) || *s == '_'))
+    return false;
+  for (; *s; s++)
+    if (!(isalnum((unsigned char)*s) || *s == '_'))
+      return false;
+  return true;
+}
+
+static ks_code parse_init(const char *file, const char *path, const char *s,
+                          ks_init *out, ks_err *err) {
+  memset(out, 0, sizeof *out);
+  double a = 0, b = 0;
+  int end = -1;
+#define TWO(fmt) (end = -1, sscanf(s, fmt " %n", &a, &b, &end) == 2 && end > 0 && !s[end])
+  if (!strcmp(s, "normal")) {
+    out->kind = KS_INIT_NORMAL;
+    out->a = 0;
+    out->b = 1;
+  } else if (TWO("normal( %lf , %lf )")) {
+    out->kind = KS_INIT_NORMAL;
+    out->a = a;
+    out->b = b;
+  } else if (TWO("uniform( %lf , %lf )")) {
+    out->kind = KS_INIT_UNIFORM;
+    out->a = a;
+    out->b = b;
+  } else if (TWO("randint( %lf , %lf )")) {
+    out->kind = KS_INIT_RANDINT;
+    out->a = a;
+    out->b = b;
+  } else if (!strcmp(s, "positive")) {
+#undef TWO
+    out->kind = KS_INIT_POSITIVE;
+  } else if (!strcmp(s, "permutation")) {
+    out->kind = KS_INIT_PERMUTATION;
+  } else {
+    return BAD("%s: %s: unknown init \"%s\"; use one of normal, "
+               "normal(mean,std), uniform(a,b), randint(a,b), positive, "
+               "permutation",
+               file, path, s);
+  }
+  if ((out->kind == KS_INIT_UNIFORM || out->kind == KS_INIT_RANDINT) &&
+      !(a <= b))
+    return BAD("%s: %s: \"%s\" has a > b; write the smaller bound first",
+               file, path, s);
+  if (out->kind == KS_INIT_NORMAL && !(out->b > 0))
+    return BAD("%s: %s: \"%s\" needs a positive standard deviation", file,
+               path, s);
+  return KS_OK;
+}
+
+static ks_code parse_tensors(const char *file, ks_task *t, json_t *obj,
+                             const char *key, bool is_input, ks_err *err) {
+  if (!json_is_object(obj) || json_object_size(obj) == 0)
+    return BAD("%s: %s: missing or empty; give an object of tensors, e.g. "
+               "{\"x\": {\"shape\": [\"rows\"], \"dtype\": \"float32\"}}",
+               file, key);
+  ks_tensor *arr = is_input ? t->inputs : t->outputs;
+  int *count = is_input ? &t->n_inputs : &t->n_outputs;
+  const char *name;
+  json_t *v;
+  json_object_foreach(obj, name, v) {
+    if (*count >= KS_MAX_TENSORS)
+      return BAD("%s: %s: more than %d tensors", file, key, KS_MAX_TENSORS);
+    ks_tensor *ts = &arr[(*count)++];
+    memset(ts, 0, sizeof *ts);
+    if (!valid_ident(name) || strlen(name) >= sizeof ts->name)
+      return BAD("%s: %s.%s: tensor names must be C identifiers", file, key,
+                 name);
+    ks_strlcpy(ts->name, name, sizeof ts->name);
+    if (!json_is_object(v))
+      return BAD("%s: %s.%s: must be an object with shape and dtype", file,
+                 key, name);
+    json_t *shape = json_object_get(v, "shape");
+    if (!json_is_array(shape))
+      return BAD("%s: %s.%s.shape: missing; give a list of axis names, e.g. "
+                 "[\"rows\", \"cols\"]",
+                 file, key, name);
+    if (json_array_size(shape) > KS_MAX_RANK)
+      return BAD("%s: %s.%s.shape: rank above %d", file, key, name,
+                 KS_MAX_RANK);
+    size_t i;
+    json_t *d;
+    json_array_foreach(shape, i, d) {
+      if (!json_is_string(d))
+        return BAD("%s: %s.%s.shape[%zu]: must be an axis name (a string)",
+                   file, key, name, i);
+      int ax = ks_task_axis_index(t, json_string_value(d));
+      if (ax < 0)
+        return BAD("%s: %s.%s.shape[%zu]: unknown axis \"%s\"; declare it "
+                   "under \"axes\" or fix the name",
+                   file, key, name, i, json_string_value(d));
+      ts->dims[ts->rank++] = ax;
+    }
+    json_t *dt = json_object_get(v, "dtype");
+    if (!json_is_string(dt) || !ks_dtype_parse(json_string_value(dt), &ts->dtype))
+      return BAD("%s: %s.%s.dtype: %s%s%s; use one of float32, float16, "
+                 "bfloat16, int32, int64, uint8",
+                 file, key, name, json_is_string(dt) ? "unsupported dtype \"" : "missing",
+                 json_is_string(dt) ? json_string_value(dt) : "",
+                 json_is_string(dt) ? "\"" : "");
+    if (is_input) {
+      json_t *in = json_object_get(v, "init");
+      const char *s = json_is_string(in) ? json_string_value(in) : "normal";
+      if (in && !json_is_string(in))
+        return BAD("%s: %s.%s.init: must be a string like \"normal\"", file,
+                   key, name);
+      char path[256];
+      snprintf(path, sizeof path, "%s.%s.init", key, name);
+      if (parse_init(file, path, s, &ts->init, err))
+        return KS_ERR_INPUT;
+      if (!ks_dtype_is_float(ts->dtype) &&
+          (ts->init.kind == KS_INIT_NORMAL || ts->init.kind == KS_INIT_UNIFORM))
+        return BAD("%s: %s: integer tensor with a real-valued init; use "
+                   "randint(a,b) or permutation",
+                   file, path);
+    }
+  }
+  return KS_OK;
+}
+
+int ks_task_axis_index(const ks_task *task, const char *name) {
+  for (int i = 0; i < task->n_axes; i++)
+    if (!strcmp(task->axes[i].name, name))
+      return i;
+  return -1;
+}
+
+static ks_code parse_cost(const char *file, ks_task *t, json_t *cost,
+                          const char *key, ks_expr **out, char *src,
+                          size_t srcn, ks_err *err) {
+  json_t *v = json_object_get(cost, key);
+  if (!v)
+    return KS_OK;
+  if (!json_is_string(v))
+    return BAD("%s: cost.%s: must be a string expression over axes, e.g. "
+               "\"4*rows*cols\"",
+               file, key);
+  const char *names[KS_MAX_AXES];
+  for (int i = 0; i < t->n_axes; i++)
+    names[i] = t->axes[i].name;
+  ks_strlcpy(src, json_string_value(v), srcn);
+  if (ks_expr_parse(json_string_value(v), names, t->n_axes, out, err))
+    return ks_err_prefix(err, "%s: cost.%s: ", file, key);
+  return KS_OK;
+}
+
+static double phys_bytes(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+  return pages > 0 && psz > 0 ? (double)pages * (double)psz : 8e9;
+}
+
+ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
+                          ks_err *err) {
+  memset(t, 0, sizeof *t);
+  ks_strlcpy(t->json_path, path, sizeof t->json_path);
+  ks_strlcpy(t->dir, path, sizeof t->dir);
+  char *slash = strrchr(t->dir, '/');
+  if (slash)
+    *slash = 0;
+  else
+    strcpy(t->dir, ".");
+  const char *file = path;
+  json_error_t je;
+  json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+  if (!root)
+    return BAD("%s: line %d column %d: invalid JSON: %s", file, je.line,
+               je.column, je.text);
+  ks_code rc = KS_ERR_INPUT;
+  json_t *v;
+#define FAIL(...)                                                              \
+  do {                                                                         \
+    BAD(__VA_ARGS__);                                                          \
+    goto out;                                                                  \
+  } while (0)
+  if (!json_is_object(root))
+    FAIL("%s: the top level must be a JSON object", file);
+
+  v = json_object_get(root, "name");
+  if (!json_is_string(v) || !valid_ident(json_string_value(v)) ||
+      strlen(json_string_value(v)) >= sizeof t->name)
+    FAIL("%s: name: missing or not a C identifier; the task name is also the "
+         "kernel's entry point, e.g. \"rmsnorm\"",
+         file);
+  ks_strlcpy(t->name, json_string_value(v), sizeof t->name);
+  v = json_object_get(root, "class");
+  if (!json_is_string(v))
+    FAIL("%s: class: missing; give the kernel class, e.g. \"row_reduction\"",
+         file);
+  ks_strlcpy(t->klass, json_string_value(v), sizeof t->klass);
+  v = json_object_get(root, "description");
+  if (json_is_string(v))
+    ks_strlcpy(t->description, json_string_value(v), sizeof t->description);
+
+  json_t *axes = json_object_get(root, "axes");
+  if (!json_is_object(axes) || json_object_size(axes) == 0)
+    FAIL("%s: axes: missing or empty; declare the sizes, e.g. {\"rows\": "
+         "{\"type\": \"var\"}}",
+         file);
+  const char *name;
+  json_object_foreach(axes, name, v) {
+    if (t->n_axes >= KS_MAX_AXES)
+      FAIL("%s: axes: more than %d axes", file, KS_MAX_AXES);
+    ks_axis *a = &t->axes[t->n_axes++];
+    if (!valid_ident(name) || strlen(name) >= sizeof a->name)
+      FAIL("%s: axes.%s: axis names must be C identifiers", file, name);
+    ks_strlcpy(a->name, name, sizeof a->name);
+    json_t *ty = json_is_object(v) ? json_object_get(v, "type") : NULL;
+    const char *tys = json_is_string(ty) ? json_string_value(ty) : "";
+    if (!strcmp(tys, "var")) {
+      a->is_const = false;
+    } else if (!strcmp(tys, "const")) {
+      json_t *val = json_object_get(v, "value");
+      if (!json_is_integer(val) || json_integer_value(val) <= 0)
+        FAIL("%s: axes.%s.value: a const axis needs a positive integer value",
+             file, name);
+      a->is_const = true;
+      a->value = json_integer_value(val);
+    } else {
+      FAIL("%s: axes.%s.type: must be \"var\" or \"const\"", file, name);
+    }
+  }
+
+  json_t *scalars = json_object_get(root, "scalars");
+  if (scalars && !json_is_object(scalars))
+    FAIL("%s: scalars: must be an object", file);
+  json_object_foreach(scalars, name, v) {
+    if (t->n_scalars >= KS_MAX_SCALARS)
+      FAIL("%s: scalars: more than %d", file, KS_MAX_SCALARS);
+    ks_scalar *s = &t->scalars[t->n_scalars++];
+    if (!valid_ident(name) || strlen(name) >= sizeof s->name)
+      FAIL("%s: scalars.%s: names must be C identifiers", file, name);
+    ks_strlcpy(s->name, name, sizeof s->name);
+    json_t *dt = json_is_object(v) ? json_object_get(v, "dtype") : NULL;
+    if (!json_is_string(dt) || !ks_dtype_parse(json_string_value(dt), &s->dtype) ||
+        !(s->dtype == KS_F32 || s->dtype == KS_I32 || s->dtype == KS_I64))
+      FAIL("%s: scalars.%s.dtype: must be float32, int32 or int64", file,
+           name);
+    json_t *val = json_object_get(v, "value");
+    if (!json_is_number(val))
+      FAIL("%s: scalars.%s.value: missing; give a number", file, name);
+    s->value = json_number_value(val);
+  }
+
+  if (parse_tensors(file, t, json_object_get(root, "inputs"), "inputs", true,
+                    err) ||
+      parse_tensors(file, t, json_object_get(root, "outputs"), "outputs",
+                    false, err))
+    goto out;
+  /* names share one C scope in the kernel's signature */
+  {
+    const char *all[KS_MAX_AXES + 2 * KS_MAX_TENSORS + KS_MAX_SCALARS];
+    int n = 0;
+    for (int i = 0; i < t->n_inputs; i++)
+      all[n++] = t->inputs[i].name;
+    for (int i = 0; i < t->n_outputs; i++)
+      all[n++] = t->outputs[i].name;
+    for (int i = 0; i < t->n_axes; i++)
+      if (!t->axes[i].is_const)
+        all[n++] = t->axes[i].name;
+    for (int i = 0; i < t->n_scalars; i++)
+      all[n++] = t->scalars[i].name;
+    for (int i = 0; i < n; i++)
+      for (int j = i + 1; j < n; j++)
+        if (!strcmp(all[i], all[j]))
+          FAIL("%s: the name \"%s\" is used twice among inputs, outputs, var "
+               "axes and scalars; they share the kernel's parameter list, so "
+               "rename one",
+               file, all[i]);
+  }
+
+  v = json_object_get(root, "reference");
+  if (!json_is_string(v))
+    FAIL("%s: reference: missing; name the C file with the reference "
+         "implementation, e.g. \"reference.c\"",
+         file);
+  snprintf(t->reference_path, sizeof t->reference_path, "%s/%s", t->dir,
+           json_string_value(v));
+  if (!ks_file_exists(t->reference_path))
+    FAIL("%s: reference: file %s does not exist; create it or fix the path",
+         file, t->reference_path);
+
+  for (int i = 0; i < KS_DTYPE_COUNT; i++)
+    t->tol[i] = (ks_tolerance){0, 0};
+  json_t *tol = json_object_get(root, "tolerance");
+  if (tol && !json_is_object(tol))
+    FAIL("%s: tolerance: must be an object keyed by dtype", file);
+  json_object_foreach(tol, name, v) {
+    ks_dtype dt;
+    if (!ks_dtype_parse(name, &dt))
+      FAIL("%s: tolerance.%s: unsupported dtype; use float32, float16, "
+           "bfloat16, int32, int64 or uint8",
+           file, name);
+    json_t *at = json_is_object(v) ? json_object_get(v, "atol") : NULL;
+    json_t *rt = json_is_object(v) ? json_object_get(v, "rtol") : NULL;
+    if (!json_is_number(at) || !json_is_number(rt) ||
+        json_number_value(at) < 0 || json_number_value(rt) < 0)
+      FAIL("%s: tolerance.%s: needs non-negative numbers atol and rtol", file,
+           name);
+    t->tol[dt] = (ks_tolerance){json_number_value(at), json_number_value(rt)};
+    t->tol_set[dt] = true;
+  }
+
+  json_t *cost = json_object_get(root, "cost");
+  if (cost && !json_is_object(cost))
+    FAIL("%s: cost: must be an object with \"bytes\" and/or \"flops\"", file);
+  if (cost && (parse_cost(file, t, cost, "bytes", &t->cost_bytes,
+                          t->cost_bytes_src, sizeof t->cost_bytes_src, err) ||
+               parse_cost(file, t, cost, "flops", &t->cost_flops,
+                          t->cost_flops_src, sizeof t->cost_flops_src, err)))
+    goto out;
+
+  json_t *wls = json_object_get(root, "workloads");
+  if (!json_is_array(wls) || json_array_size(wls) == 0)
+    FAIL("%s: workloads: missing or empty; give a list of axis bindings, e.g. "
+         "[{\"rows\": 128, \"cols\": 1000}]",
+         file);
+  if (json_array_size(wls) > KS_MAX_WORKLOADS)
+    FAIL("%s: workloads: more than %d", file, KS_MAX_WORKLOADS);
+  size_t wi;
+  json_t *wl;
+  double mem = phys_bytes();
+  json_array_foreach(wls, wi, wl) {
+    ks_workload *w = &t->workloads[t->n_workloads++];
+    if (!json_is_object(wl))
+      FAIL("%s: workloads[%zu]: must be an object binding each var axis", file,
+           wi);
+    json_object_foreach(wl, name, v) {
+      int ax = ks_task_axis_index(t, name);
+      if (ax < 0)
+        FAIL("%s: workloads[%zu].%s: unknown axis; the axes are declared "
+             "under \"axes\"",
+             file, wi, name);
+      if (!json_is_integer(v) || json_integer_value(v) <= 0)
+        FAIL("%s: workloads[%zu].%s: sizes must be positive integers", file,
+             wi, name);
+      if (t->axes[ax].is_const && json_integer_value(v) != t->axes[ax].value)
+        FAIL("%s: workloads[%zu].%s: const axis is %lld everywhere; remove it "
+             "from the workload",
+             file, wi, name, (long long)t->axes[ax].value);
+    }
+    for (int a = 0; a < t->n_axes; a++) {
+      if (t->axes[a].is_const) {
+        w->axis[a] = t->axes[a].value;
+        continue;
+      }
+      json_t *x = json_object_get(wl, t->axes[a].name);
+      if (!x)
+        FAIL("%s: workloads[%zu]: missing axis \"%s\"; every var axis needs a "
+             "size in every workload",
+             file, wi, t->axes[a].name);
+      w->axis[a] = json_integer_value(x);
+    }
+    double bytes = 0;
+    for (int i = 0; i < t->n_inputs; i++)
+      bytes += (double)ks_tensor_numel(t, &t->inputs[i], w) *
+               (double)ks_dtype_size(t->inputs[i].dtype);
+    for (int i = 0; i < t->n_outputs; i++)
+      bytes += (double)ks_tensor_numel(t, &t->outputs[i], w) *
+               (double)ks_dtype_size(t->outputs[i].dtype);
+    /* the harness keeps inputs, their copies, outputs and reference outputs */
+    if (bytes * 3 > mem / 2)
+      FAIL("%s: workloads[%zu]: needs %.1f GiB of buffers (x3 for copies and "
+           "reference), more than half of this machine's %.1f GiB; use "
+           "smaller sizes",
+           file, wi, bytes / (1 << 30), mem / (1 << 30));
+  }
+  rc = KS_OK;
+out:
+  json_decref(root);
+  if (rc != KS_OK)
+    ks_task_free(t);
+  return rc;
+#undef FAIL
+}
+
+ks_code ks_task_load(const char *where, ks_task *task, ks_err *err) {
+  char path[PATH_MAX];
+  if (ks_dir_exists(where))
+    snprintf(path, sizeof path, "%s/task.json", where);
+  else if (ks_file_exists(where))
+    ks_strlcpy(path, where, sizeof path);
+  else if (!strchr(where, '/'))
+    snprintf(path, sizeof path, "%s/%s/task.json", ks_builtin_tasks_dir(),
+             where);
+  else
+    return BAD("%s: no such task folder or task.json; give a folder holding "
+               "task.json, or a built-in task name (see `ksearch tasks`)",
+               where);
+  if (!ks_file_exists(path)) {
+    if (!strchr(where, '/') && !ks_dir_exists(where))
+      return BAD("%s: not a folder, a task.json or a built-in task; see "
+                 "`ksearch tasks` for the built-in ones (looked in %s)",
+                 where, ks_builtin_tasks_dir());
+    return BAD("%s: missing task.json; a task folder holds task.json and the "
+               "reference",
+               path);
+  }
+  char *text;
+  if (ks_read_file(path, &text, NULL, err))
+    return err->code;
+  ks_code rc = ks_task_load_json(text, path, task, err);
+  if (rc == KS_OK) {
+    char *ref;
+    size_t rlen;
+    if (ks_read_file(task->reference_path, &ref, &rlen, err) == KS_OK) {
+      task->hash = ks_hash64(ref, rlen, ks_hash_str(text, 0));
+      free(ref);
+    } else {
+      rc = err->code;
+      ks_task_free(task);
+    }
+  }
+  free(text);
+  return rc;
+}
+
+void ks_task_free(ks_task *task) {
+  ks_expr_free(task->cost_bytes);
+  ks_expr_free(task->cost_flops);
+  task->cost_bytes = task->cost_flops = NULL;
+}
+
+int64_t ks_tensor_numel(const ks_task *task, const ks_tensor *t,
+                        const ks_workload *w) {
+  (void)task;
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++)
+    n *= w->axis[t->dims[i]];
+  return n;
+}
+
+static double cost(const ks_task *t, const ks_expr *e, const ks_workload *w) {
+  if (!e)
+    return 0;
+  double vals[KS_MAX_AXES];
+  for (int i = 0; i < t->n_axes; i++)
+    vals[i] = (double)w->axis[i];
+  double v = ks_expr_eval(e, vals);
+  return isfinite(v) && v > 0 ? v : 0;
+}
+
+double ks_task_cost_bytes(const ks_task *task, const ks_workload *w) {
+  return cost(task, task->cost_bytes, w);
+}
+double ks_task_cost_flops(const ks_task *task, const ks_workload *w) {
+  return cost(task, task->cost_flops, w);
+}
+
+void ks_workload_format(const ks_task *task, const ks_workload *w, char *buf,
+                        size_t n) {
+  size_t off = 0;
+  buf[0] = 0;
+  for (int i = 0; i < task->n_axes && off < n; i++) {
+    if (task->axes[i].is_const)
+      continue;
+    int k = snprintf(buf + off, n - off, "%s%s=%lld", off ? " " : "",
+                     task->axes[i].name, (long long)w->axis[i]);
+    if (k < 0)
+      break;
+    off += (size_t)k;
+  }
+}
+
+ks_tolerance ks_task_tolerance(const ks_task *task, ks_dtype t) {
+  if (task->tol_set[t])
+    return task->tol[t];
+  switch (t) {
+  case KS_F32: return (ks_tolerance){1e-5, 1e-5};
+  case KS_F16: return (ks_tolerance){1e-3, 1e-3};
+  case KS_BF16: return (ks_tolerance){1e-2, 1e-2};
+  default: return (ks_tolerance){0, 0};
+  }
+}
+
+const char *ks_data_dir(void) {
+  static char dir[PATH_MAX]; /* resolved once per process */
+  if (!dir[0]) {
+    const char *env = getenv("KSEARCH_HOME");
+    if (env && *env) {
+      ks_strlcpy(dir, env, sizeof dir);
+    } else {
+      char probe[PATH_MAX + 32];
+      snprintf(probe, sizeof probe, "%s/../tasks", ks_exe_dir());
+      if (ks_dir_exists(probe))
+        snprintf(dir, sizeof dir, "%.*s/..", PATH_MAX - 8, ks_exe_dir());
+      else
+        snprintf(dir, sizeof dir, "%.*s/../share/ksearch", PATH_MAX - 20,
+                 ks_exe_dir());
+    }
+  }
+  return dir;
+}
+
+const char *ks_builtin_tasks_dir(void) {
+  static char dir[PATH_MAX]; /* resolved once per process */
+  if (!dir[0]) {
+    const char *env = getenv("KSEARCH_TASKS_DIR");
+    if (env && *env)
+      ks_strlcpy(dir, env, sizeof dir);
+    else
+      snprintf(dir, sizeof dir, "%.*s/tasks", PATH_MAX - 8, ks_data_dir());
+  }
+  return dir;
+}

@@ -1,0 +1,91 @@
+/* str.c — growable strings and small allocation helpers.
+ *
+ * ks_xmalloc and friends abort on OOM: they are only used for bookkeeping
+ * measured in kilobytes. Buffers sized by a workload use plain malloc and
+ * report KS_ERR_NOMEM as a value. */
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void *ks_xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) {
+    fputs("ksearch: out of memory\n", stderr);
+    abort();
+  }
+  return p;
+}
+
+void *ks_xcalloc(size_t n, size_t m) {
+  void *p = calloc(n ? n : 1, m ? m : 1);
+  if (!p) {
+    fputs("ksearch: out of memory\n", stderr);
+    abort();
+  }
+  return p;
+}
+
+char *ks_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = ks_xmalloc(n);
+  memcpy(p, s, n);
+  return p;
+}
+
+void ks_strlcpy(char *dst, const char *src, size_t n) {
+  if (!n)
+    return;
+  size_t l = strlen(src);
+  if (l >= n)
+    l = n - 1;
+  memcpy(dst, src, l);
+  dst[l] = 0;
+}
+
+void ks_buf_init(ks_buf *b) { memset(b, 0, sizeof *b); }
+
+void ks_buf_free(ks_buf *b) {
+  free(b->data);
+  ks_buf_init(b);
+}
+
+void ks_buf_append(ks_buf *b, const char *s, size_t n) {
+  if (b->len + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + n + 1)
+      cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p) {
+      fputs("ksearch: out of memory\n", stderr);
+      abort();
+    }
+    b->data = p;
+    b->cap = cap;
+  }
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+  b->data[b->len] = 0;
+}
+
+void ks_buf_puts(ks_buf *b, const char *s) { ks_buf_append(b, s, strlen(s)); }
+
+void ks_buf_printf(ks_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char small[512];
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return;
+  if ((size_t)n < sizeof small) {
+    ks_buf_append(b, small, (size_t)n);
+    return;
+  }
+  char *big = ks_xmalloc((size_t)n + 1);
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  ks_buf_append(b, big, (size_t)n);
+  free(big);
+}

@@ -1,0 +1,24 @@
+// ksearch: backend=c entry=softmax
+// adversarial: task=softmax expect=incorrect reason=past the end
+// Correct result, plus one float written just past the end of y.
+#include <math.h>
+#include <stdint.h>
+
+static void softmax_row(const float *xr, float *yr, int64_t cols) {
+  float m = -INFINITY;
+  for (int64_t c = 0; c < cols; c++)
+    m = xr[c] > m ? xr[c] : m;
+  double sum = 0.0;
+  for (int64_t c = 0; c < cols; c++)
+    sum += exp((double)(xr[c] - m));
+  for (int64_t c = 0; c < cols; c++)
+    yr[c] = (float)(exp((double)(xr[c] - m)) / sum);
+}
+
+void softmax(const float *restrict x, float *restrict y, int64_t rows,
+             int64_t cols) {
+  for (int64_t r = 0; r < rows; r++)
+    softmax_row(x + r * cols, y + r * cols, cols);
+  // An off-by-one "padding" store, as a sloppy vectorized tail would do.
+  y[rows * cols] = 0.0f;
+}
