@@ -277,13 +277,13 @@ static ks_code run_stmt(ks_store *s, sqlite3_stmt *st, const char *doing,
 }
 
 static ks_code tx_begin(ks_store *s, const char *doing, ks_err *err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_BEGIN, &st, err);
   return c ? c : run_stmt(s, st, doing, err);
 }
 
 static ks_code tx_commit(ks_store *s, const char *doing, ks_err *err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_COMMIT, &st, err);
   if (!c)
     c = run_stmt(s, st, doing, err);
@@ -672,7 +672,7 @@ ks_code ks_store_get_run(ks_store *s, ks_store_run *out, bool *found,
                          ks_err *err) {
   memset(out, 0, sizeof *out);
   *found = false;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_RUN_GET, &st, err);
   if (c)
     return c;
@@ -753,7 +753,7 @@ out:
 }
 
 ks_code ks_store_set_stopped(ks_store *s, const char *reason, ks_err *err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_RUN_STOP, &st, err);
   if (c)
     return c;
@@ -766,7 +766,7 @@ ks_code ks_store_set_stopped(ks_store *s, const char *reason, ks_err *err) {
 
 ks_code ks_store_put_task_snapshot(ks_store *s, const char *task_json,
                                    const char *reference_source, ks_err *err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c;
   if ((c = need(task_json, "task_json", err)) ||
       (c = need(reference_source, "reference_source", err)) ||
@@ -784,7 +784,7 @@ ks_code ks_store_get_task_snapshot(ks_store *s, char **task_json,
     *task_json = NULL;
   if (reference_source)
     *reference_source = NULL;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_SNAP_GET, &st, err);
   if (c)
     return c;
@@ -822,7 +822,7 @@ ks_code ks_store_get_task_snapshot(ks_store *s, char **task_json,
 
 static ks_code node_put(ks_store *s, const char *id, const char *json, double t,
                         ks_err *err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c;
   if ((c = need(id, "node id", err)) || (c = need(json, "node json", err)) ||
       (c = prep(s, ST_NODE_PUT, &st, err)))
@@ -842,7 +842,7 @@ ks_code ks_store_replace_nodes(ks_store *s, const json_t *nodes, ks_err *err) {
   if (!json_is_array(nodes))
     return ks_err_set(err, KS_ERR_INTERNAL,
                       "%s: replace_nodes needs a JSON array", s->path);
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c;
   if ((c = prep(s, ST_NODE_CLEAR, &st, err)) ||
       (c = tx_begin(s, "saving the world model", err)))
@@ -879,7 +879,7 @@ out:
 
 ks_code ks_store_list_nodes(ks_store *s, json_t **out, ks_err *err) {
   *out = NULL;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_NODE_LIST, &st, err);
   if (c)
     return c;
@@ -926,7 +926,7 @@ void ks_store_candidate_free(ks_store_candidate *c) {
 static ks_code find_canon(ks_store *s, const char *hash, const char *params,
                           int64_t *id, ks_err *err) {
   *id = 0;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_CAND_FIND, &st, err);
   if (c)
     return c;
@@ -963,7 +963,7 @@ ks_code ks_store_add_candidate(ks_store *s, const char *node_id,
   if (is_new)
     *is_new = false;
   char *params = NULL;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c;
   if ((c = need(source, "candidate source", err)) ||
       (c = need(hash, "candidate hash", err)) ||
@@ -996,7 +996,7 @@ out:
 ks_code ks_store_get_candidate(ks_store *s, int64_t id, ks_store_candidate *out,
                                ks_err *err) {
   memset(out, 0, sizeof *out);
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_CAND_GET, &st, err);
   if (c)
     return c;
@@ -1031,7 +1031,7 @@ ks_code ks_store_add_build(ks_store *s, int64_t candidate_id, bool ok,
                            const char *artifact, int64_t *id, ks_err *err) {
   if (id)
     *id = 0;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_BUILD_INSERT, &st, err);
   if (c)
     return c;
@@ -1057,7 +1057,7 @@ ks_code ks_store_begin_evaluation(ks_store *s, int64_t candidate_id,
     return ks_err_set(err, KS_ERR_INTERNAL,
                       "%s: node id '%.40s...' is longer than %d bytes", s->path,
                       node_id, KS_STORE_NODE_ID_MAX - 1);
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_EVAL_BEGIN, &st, err);
   if (c)
     return c;
@@ -1071,7 +1071,7 @@ ks_code ks_store_begin_evaluation(ks_store *s, int64_t candidate_id,
 
 static ks_code put_measurement(ks_store *s, int64_t eval_id,
                                const ks_store_measurement *m, ks_err *err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_MEAS_INSERT, &st, err);
   if (c)
     return c;
@@ -1099,7 +1099,7 @@ ks_code ks_store_finish_evaluation(ks_store *s, int64_t eval_id,
                       s->path, status ? status : "(null)");
   if (n_m && !m)
     return need(m, "measurements", err);
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c;
   char doing[96];
   snprintf(doing, sizeof doing, "saving evaluation %lld", (long long)eval_id);
@@ -1180,7 +1180,7 @@ ks_code ks_store_abandon_running(ks_store *s, int64_t **candidate_ids,
 
 ks_code ks_store_counts_get(ks_store *s, ks_store_counts *out, ks_err *err) {
   memset(out, 0, sizeof *out);
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_COUNTS, &st, err);
   if (c)
     return c;
@@ -1245,7 +1245,7 @@ ks_code ks_store_list_evaluations(ks_store *s, ks_store_eval **rows, size_t *n,
                                   ks_err *err) {
   *rows = NULL;
   *n = 0;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_EVAL_LIST, &st, err);
   return c ? c : eval_rows(s, st, "listing evaluations", rows, n, err);
 }
@@ -1254,7 +1254,7 @@ ks_code ks_store_top(ks_store *s, size_t limit, ks_store_eval **rows, size_t *n,
                      ks_err *err) {
   *rows = NULL;
   *n = 0;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_EVAL_TOP, &st, err);
   if (c)
     return c;
@@ -1286,7 +1286,7 @@ ks_code ks_store_best(ks_store *s, ks_store_eval *eval,
 ks_code ks_store_get_result_json(ks_store *s, int64_t eval_id, char **out,
                                  ks_err *err) {
   *out = NULL;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_EVAL_RESULT, &st, err);
   if (c)
     return c;
@@ -1312,7 +1312,7 @@ ks_code ks_store_list_measurements(ks_store *s, int64_t eval_id,
                                    ks_err *err) {
   *rows = NULL;
   *n = 0;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c = prep(s, ST_MEAS_LIST, &st, err);
   if (c)
     return c;
@@ -1376,7 +1376,7 @@ ks_code ks_store_add_llm_call(ks_store *s, const ks_store_llm_call *call,
   json_decref(req);
   if (!text)
     return ks_err_set(err, KS_ERR_NOMEM, "%s: out of memory", s->path);
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   if (!(c = prep(s, ST_LLM_INSERT, &st, err))) {
     bind_text(st, 1, call->role);
     bind_text(st, 2, call->model);
@@ -1398,7 +1398,7 @@ ks_code ks_store_add_llm_call(ks_store *s, const ks_store_llm_call *call,
 
 ks_code ks_store_add_event(ks_store *s, const char *kind, const char *json,
                            ks_err *err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   ks_code c;
   if ((c = need(kind, "event kind", err)) ||
       (c = prep(s, ST_EVENT_INSERT, &st, err)))
