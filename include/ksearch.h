@@ -50,7 +50,7 @@ int ks_exit_code(ks_code code);
 
 typedef enum ks_dtype {
   KS_F32,
-  KS_F16, /* IEEE half, passed to kernels as uint16_t bit patterns */
+  KS_F16,  /* IEEE half, passed to kernels as uint16_t bit patterns */
   KS_BF16, /* bfloat16, passed to kernels as uint16_t bit patterns */
   KS_I32,
   KS_I64,

@@ -93,8 +93,7 @@ static size_t llc_bytes(void) {
   size_t best = 0;
   for (int i = 0; i < 8; i++) {
     char p[128], *txt;
-    snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/size",
-             i);
+    snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
     if (ks_read_file(p, &txt, NULL, NULL))
       continue;
     size_t v = strtoull(txt, NULL, 10);
@@ -223,13 +222,12 @@ static bool wl_compare(wl_state *s, int *const *fds, int seed_slot,
   const ks_task *t = s->task;
   for (int i = 0; i < t->n_outputs; i++) {
     if (!read_all(fds[seed_slot][i], s->ref[i], s->out[i].bytes)) {
-      snprintf(reason, n, "reference output %s unreadable",
-               t->outputs[i].name);
+      snprintf(reason, n, "reference output %s unreadable", t->outputs[i].name);
       return false;
     }
     ks_compare c;
-    ks_compare_outputs(t->outputs[i].name, t->outputs[i].dtype,
-                       s->out[i].data, s->ref[i], s->numel_out[i],
+    ks_compare_outputs(t->outputs[i].name, t->outputs[i].dtype, s->out[i].data,
+                       s->ref[i], s->numel_out[i],
                        ks_task_tolerance(t, t->outputs[i].dtype), &c);
     if (c.max_abs_err > *max_abs)
       *max_abs = c.max_abs_err;
@@ -365,8 +363,10 @@ int main(int argc, char **argv) {
       }
       if (!ok && s > 0 && !job.reference) {
         char more[512];
-        snprintf(more, sizeof more, "%.440s (seed %d of %d; the earlier seeds "
-                 "passed)", reason, s + 1, job.n_seeds);
+        snprintf(more, sizeof more,
+                 "%.440s (seed %d of %d; the earlier seeds "
+                 "passed)",
+                 reason, s + 1, job.n_seeds);
         ks_strlcpy(reason, more, sizeof reason);
       }
     }
@@ -399,8 +399,8 @@ int main(int argc, char **argv) {
       free(samples);
       ok = wl_check_integrity(&st, reason, sizeof reason);
       if (ok && !job.reference) {
-        ok = wl_compare(&st, fds[wi], job.n_seeds, &max_abs, &max_rel,
-                        reason, sizeof reason);
+        ok = wl_compare(&st, fds[wi], job.n_seeds, &max_abs, &max_rel, reason,
+                        sizeof reason);
         if (!ok) {
           char more[600];
           snprintf(more, sizeof more,
@@ -411,13 +411,12 @@ int main(int argc, char **argv) {
         }
       }
     }
-    emit(json_pack("{s:s, s:i, s:b, s:s, s:f, s:f, s:f, s:f, s:f, s:i}",
-                   "event", "workload", "index", job.workloads[wi], "correct",
-                   ok, "reason", reason, "max_abs_err",
-                   isfinite(max_abs) ? max_abs : 1e300, "max_rel_err",
-                   isfinite(max_rel) ? max_rel : 1e300, "time_ns_median",
-                   ts.median_ns, "time_ns_min", ts.min_ns, "time_ns_iqr",
-                   ts.iqr_ns, "reps", ts.reps));
+    emit(json_pack(
+        "{s:s, s:i, s:b, s:s, s:f, s:f, s:f, s:f, s:f, s:i}", "event",
+        "workload", "index", job.workloads[wi], "correct", ok, "reason", reason,
+        "max_abs_err", isfinite(max_abs) ? max_abs : 1e300, "max_rel_err",
+        isfinite(max_rel) ? max_rel : 1e300, "time_ns_median", ts.median_ns,
+        "time_ns_min", ts.min_ns, "time_ns_iqr", ts.iqr_ns, "reps", ts.reps));
     wl_free(&st);
   }
   emit(json_pack("{s:s}", "event", "done"));

@@ -4,8 +4,8 @@
  * and several seeds, times it and the reference in the same run, and prints
  * a table (or, with --json, exactly one JSON object on stdout). Exit codes:
  * 0 correct, 1 the candidate failed, 2 bad input, 3 environment. */
-#include "cli/cli.h"
 #include "eval/eval.h"
+#include "cli/cli.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -39,8 +39,8 @@ static int parse_num(const char *opt, const char *v, double lo, double hi,
   char *end;
   double x = strtod(v, &end);
   if (!*v || *end || !(x >= lo && x <= hi)) {
-    fprintf(stderr, "ksearch eval: %s %s: expected a number in [%g, %g]\n",
-            opt, v, lo, hi);
+    fprintf(stderr, "ksearch eval: %s %s: expected a number in [%g, %g]\n", opt,
+            v, lo, hi);
     return 2;
   }
   *out = x;
@@ -48,16 +48,18 @@ static int parse_num(const char *opt, const char *v, double lo, double hi,
 }
 
 static void print_table(const ks_task *task, const ks_eval_result *r) {
-  printf("%-28s %8s %12s %12s %8s %9s %9s  %s\n", "workload", "correct",
-         "time", "reference", "speedup", "GB/s", "roofline", "max rel err");
+  printf("%-28s %8s %12s %12s %8s %9s %9s  %s\n", "workload", "correct", "time",
+         "reference", "speedup", "GB/s", "roofline", "max rel err");
   for (int i = 0; i < r->n_workloads; i++) {
     const ks_wl_result *w = &r->wl[i];
     char wl[256];
     ks_workload_format(task, &task->workloads[i], wl, sizeof wl);
     printf("%-28s %8s %10.1fus %10.1fus %7.2fx %9.2f %8.1f%%  %.2g\n", wl,
-           !w->ran ? "-" : w->correct ? "yes" : "NO", w->time_ns_median / 1e3,
-           w->ref_time_ns_median / 1e3, w->speedup, w->gbps,
-           100 * w->roofline_fraction, w->max_rel_err);
+           !w->ran      ? "-"
+           : w->correct ? "yes"
+                        : "NO",
+           w->time_ns_median / 1e3, w->ref_time_ns_median / 1e3, w->speedup,
+           w->gbps, 100 * w->roofline_fraction, w->max_rel_err);
   }
   printf("status: %s   score: %.3f (geometric-mean speedup over the "
          "reference)   threads: %d   build: %s\n",
@@ -68,20 +70,19 @@ static void print_table(const ks_task *task, const ks_eval_result *r) {
 }
 
 int ks_cmd_eval(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"backend", required_argument, 0, 'b'},
-      {"param", required_argument, 0, 'p'},
-      {"threads", required_argument, 0, 't'},
-      {"seeds", required_argument, 0, 's'},
-      {"min-time", required_argument, 0, 'm'},
-      {"min-reps", required_argument, 0, 'r'},
-      {"no-flush", no_argument, 0, 'F'},
-      {"no-timing", no_argument, 0, 'T'},
-      {"timeout", required_argument, 0, 'o'},
-      {"json", no_argument, 0, 'j'},
-      {"quiet", no_argument, 0, 'q'},
-      {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
+  static const struct option opts[] = {{"backend", required_argument, 0, 'b'},
+                                       {"param", required_argument, 0, 'p'},
+                                       {"threads", required_argument, 0, 't'},
+                                       {"seeds", required_argument, 0, 's'},
+                                       {"min-time", required_argument, 0, 'm'},
+                                       {"min-reps", required_argument, 0, 'r'},
+                                       {"no-flush", no_argument, 0, 'F'},
+                                       {"no-timing", no_argument, 0, 'T'},
+                                       {"timeout", required_argument, 0, 'o'},
+                                       {"json", no_argument, 0, 'j'},
+                                       {"quiet", no_argument, 0, 'q'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   ks_eval_opts eo;
   ks_eval_opts_default(&eo);
   const char *backend = NULL;

@@ -74,10 +74,10 @@ int ks_cmd_tasks(int argc, char **argv) {
       json_array_append_new(wls, ax);
     }
     if (as_json) {
-      json_array_append_new(
-          arr, json_pack("{s:s, s:s, s:s, s:s, s:o}", "name", t->name,
-                         "class", t->klass, "description", t->description,
-                         "path", path, "workloads", wls));
+      json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:o}", "name",
+                                           t->name, "class", t->klass,
+                                           "description", t->description,
+                                           "path", path, "workloads", wls));
     } else {
       printf("%-16s %-14s %s\n", t->name, t->klass, t->description);
       for (int w = 0; w < t->n_workloads; w++) {

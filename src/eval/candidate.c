@@ -54,8 +54,8 @@ static ks_code parse_line(ks_candidate *c, char *line, int lineno,
     for (int i = 0; i < c->n_decls; i++)
       if (!strcmp(c->decls[i].name, name))
         return ks_err_set(err, KS_ERR_INPUT,
-                          "%s:%d: parameter %s declared twice", c->path,
-                          lineno, name);
+                          "%s:%d: parameter %s declared twice", c->path, lineno,
+                          name);
     ks_param_decl *d = &c->decls[c->n_decls];
     memset(d, 0, sizeof *d);
     ks_strlcpy(d->name, name, sizeof d->name);
@@ -108,8 +108,8 @@ static ks_code parse_line(ks_candidate *c, char *line, int lineno,
     else if (!strcmp(k, "entry")) {
       if (!ident(v))
         return ks_err_set(err, KS_ERR_INPUT,
-                          "%s:%d: entry \"%s\" must be a C identifier",
-                          c->path, lineno, v);
+                          "%s:%d: entry \"%s\" must be a C identifier", c->path,
+                          lineno, v);
       ks_strlcpy(c->entry, v, sizeof c->entry);
     }
     /* other keys (task=, expect=) are for tools and tests; ignored here */
@@ -190,8 +190,8 @@ ks_code ks_candidate_set_param(ks_candidate *c, const char *name,
       for (int k = 0; k < c->decls[i].n_values; k++)
         ks_buf_printf(&b, "%s%s", k ? "," : "", c->decls[i].values[k]);
       ks_err_set(err, KS_ERR_INPUT,
-                 "--param %s=%s: %s declares %s in %s; pick one of those",
-                 name, value, c->path, name, b.data);
+                 "--param %s=%s: %s declares %s in %s; pick one of those", name,
+                 value, c->path, name, b.data);
       ks_buf_free(&b);
       return KS_ERR_INPUT;
     }
@@ -220,8 +220,7 @@ const char *ks_candidate_param(const ks_candidate *c, const char *name) {
 void ks_candidate_fill_defaults(ks_candidate *c) {
   for (int i = 0; i < c->n_decls; i++)
     if (!ks_candidate_param(c, c->decls[i].name))
-      ks_candidate_set_param(c, c->decls[i].name, c->decls[i].values[0],
-                             NULL);
+      ks_candidate_set_param(c, c->decls[i].name, c->decls[i].values[0], NULL);
 }
 
 char *ks_candidate_params_json(const ks_candidate *c) {

@@ -41,9 +41,10 @@ void ks_compare_outputs(const char *name, ks_dtype dt, const void *got,
     if (fabs(a) > max_got)
       max_got = fabs(a);
   }
-  c->norm_rel_err = ref2 > 0 ? sqrt(diff2 / ref2) : (max_got > 0 ? INFINITY : 0);
-  bool norm_ok = ref2 > 0 ? sqrt(diff2) <= tol.rtol * sqrt(ref2)
-                          : max_got <= tol.atol;
+  c->norm_rel_err =
+      ref2 > 0 ? sqrt(diff2 / ref2) : (max_got > 0 ? INFINITY : 0);
+  bool norm_ok =
+      ref2 > 0 ? sqrt(diff2) <= tol.rtol * sqrt(ref2) : max_got <= tol.atol;
   if (c->n_nan) {
     snprintf(c->reason, sizeof c->reason,
              "output %s: %lld of %lld elements are NaN (first at %lld): "

@@ -136,8 +136,7 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
     ev->opts.threads = ks_nproc();
   if (ev->opts.n_seeds < 1 || ev->opts.n_seeds > KS_MAX_SEEDS) {
     free(ev);
-    return ks_err_set(err, KS_ERR_INPUT, "--seeds must be 1..%d",
-                      KS_MAX_SEEDS);
+    return ks_err_set(err, KS_ERR_INPUT, "--seeds must be 1..%d", KS_MAX_SEEDS);
   }
   ev->be = ks_backend_get(opts->backend);
   if (!ev->be) {
@@ -202,12 +201,12 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   rc = ks_runner_exec(&job, timeout, &o, err);
   if (!rc) {
     char reason[1024];
-    ks_eval_status st = ks_runner_classify(task, &job, &o, timeout, reason,
-                                           sizeof reason);
+    ks_eval_status st =
+        ks_runner_classify(task, &job, &o, timeout, reason, sizeof reason);
     settle_ref_files(ev->ref_dir, st == KS_EVAL_OK);
     if (st != KS_EVAL_OK) {
-      rc = ks_err_set(err, o.setup_code == KS_ERR_ENV ? KS_ERR_ENV
-                                                      : KS_ERR_INPUT,
+      rc = ks_err_set(err,
+                      o.setup_code == KS_ERR_ENV ? KS_ERR_ENV : KS_ERR_INPUT,
                       "%s: the task's reference failed (%s): %s\n%.500s",
                       task->reference_path, ks_eval_status_name(st), reason,
                       o.log.data ? o.log.data : "");
@@ -257,9 +256,8 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
   }
   ks_artifact art;
   ks_err berr;
-  ks_code rc =
-      ev->be->build(task, cand, ev->cache_dir, ev->opts.build_timeout_s, &art,
-                    &berr);
+  ks_code rc = ev->be->build(task, cand, ev->cache_dir,
+                             ev->opts.build_timeout_s, &art, &berr);
   ks_strlcpy(res->artifact_hash, art.hash, sizeof res->artifact_hash);
   res->build_cached = art.cached;
   res->build_s = art.build_s;
@@ -312,16 +310,15 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
       w->gbps = bytes / w->time_ns_median;
       w->gflops = flops / w->time_ns_median;
       if (ev->have_roof)
-        w->roofline_fraction = ks_roofline_fraction(
-            &ev->roof, bytes, flops, w->time_ns_median * 1e-9);
+        w->roofline_fraction = ks_roofline_fraction(&ev->roof, bytes, flops,
+                                                    w->time_ns_median * 1e-9);
       if (w->ref_time_ns_median > 0)
         w->speedup = w->ref_time_ns_median / w->time_ns_median;
     }
     logsum += w->speedup > 0 ? log(w->speedup) : 0;
   }
-  res->score = res->correct && ev->opts.timing
-                   ? exp(logsum / task->n_workloads)
-                   : 0;
+  res->score =
+      res->correct && ev->opts.timing ? exp(logsum / task->n_workloads) : 0;
   return KS_OK;
 }
 

@@ -29,8 +29,7 @@ json_t *ks_job_to_json(const ks_job *job) {
   json_object_set_new(j, "warmup", json_integer(job->topt.warmup));
   json_object_set_new(j, "max_wall_s", json_real(job->topt.max_wall_s));
   json_object_set_new(j, "flush", json_boolean(job->topt.flush));
-  json_object_set_new(j, "mem_limit_bytes",
-                      json_integer(job->mem_limit_bytes));
+  json_object_set_new(j, "mem_limit_bytes", json_integer(job->mem_limit_bytes));
   json_object_set_new(j, "cpu_limit_s", json_real(job->cpu_limit_s));
   return j;
 }
@@ -42,18 +41,17 @@ ks_code ks_job_from_json(const json_t *j, ks_job *job, ks_err *err) {
   int reference = 0, timing = 0, flush = 0;
   json_int_t tseed = 0, mem = 0;
   json_error_t je;
-  if (json_unpack_ex((json_t *)j, &je, 0,
-                     "{s:s, s:s, s:s, s:b, s:b, s:o, s:o, s:I, s:s, s:i, "
-                     "s:F, s:i, s:i, s:i, s:F, s:b, s:I, s:F}",
-                     "task", &task, "backend", &backend, "artifact", &artifact,
-                     "reference", &reference, "timing", &timing, "workloads",
-                     &w, "seeds", &s, "timing_seed", &tseed, "ref_dir", &ref,
-                     "threads", &job->threads, "min_time_s",
-                     &job->topt.min_time_s, "min_reps", &job->topt.min_reps,
-                     "max_reps", &job->topt.max_reps, "warmup",
-                     &job->topt.warmup, "max_wall_s", &job->topt.max_wall_s,
-                     "flush", &flush, "mem_limit_bytes", &mem, "cpu_limit_s",
-                     &job->cpu_limit_s) != 0)
+  if (json_unpack_ex(
+          (json_t *)j, &je, 0,
+          "{s:s, s:s, s:s, s:b, s:b, s:o, s:o, s:I, s:s, s:i, "
+          "s:F, s:i, s:i, s:i, s:F, s:b, s:I, s:F}",
+          "task", &task, "backend", &backend, "artifact", &artifact,
+          "reference", &reference, "timing", &timing, "workloads", &w, "seeds",
+          &s, "timing_seed", &tseed, "ref_dir", &ref, "threads", &job->threads,
+          "min_time_s", &job->topt.min_time_s, "min_reps", &job->topt.min_reps,
+          "max_reps", &job->topt.max_reps, "warmup", &job->topt.warmup,
+          "max_wall_s", &job->topt.max_wall_s, "flush", &flush,
+          "mem_limit_bytes", &mem, "cpu_limit_s", &job->cpu_limit_s) != 0)
     return ks_err_set(err, KS_ERR_INTERNAL, "bad runner job: %s", je.text);
   ks_strlcpy(job->task_path, task, sizeof job->task_path);
   ks_strlcpy(job->backend, backend, sizeof job->backend);

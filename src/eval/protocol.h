@@ -50,7 +50,8 @@ typedef struct ks_job {
 
 json_t *ks_job_to_json(const ks_job *job);
 ks_code ks_job_from_json(const json_t *j, ks_job *job, ks_err *err);
-/* Path of one reference output: <ref_dir>/<workload axes hash>-s<seed>-<name>.bin */
+/* Path of one reference output: <ref_dir>/<workload axes
+ * hash>-s<seed>-<name>.bin */
 void ks_ref_file(const ks_job *job, const ks_task *task, const ks_workload *w,
                  uint64_t seed, const char *out_name, char *path, size_t n);
 

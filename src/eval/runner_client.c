@@ -161,7 +161,9 @@ ks_eval_status ks_runner_classify(const ks_task *task, const ks_job *job,
     snprintf(where, sizeof where, " (workload %s)", wl);
   }
   if (o->sigsys_nr >= 0 || (!o->proc.exited && o->proc.signal == SIGSYS)) {
-    char name[64] = "unknown";
+    /* no report: the call was made with signals blocked, as glibc does
+     * around clone3 in pthread_create and posix_spawn */
+    char name[64] = "clone3 or another call made with signals blocked";
     if (o->sigsys_nr >= 0)
       ks_syscall_name(o->sigsys_nr, name, sizeof name);
     snprintf(reason, n,
@@ -194,8 +196,10 @@ ks_eval_status ks_runner_classify(const ks_task *task, const ks_job *job,
   }
   if (!o->proc.exited) {
     if (o->proc.signal == SIGKILL) {
-      snprintf(reason, n, "killed by SIGKILL%s (the kernel's out-of-memory "
-               "killer?)", where);
+      snprintf(reason, n,
+               "killed by SIGKILL%s (the kernel's out-of-memory "
+               "killer?)",
+               where);
       return KS_EVAL_OOM;
     }
     const char *sig = sigabbrev_np(o->proc.signal);

@@ -11,9 +11,12 @@ static const struct {
   const char *name, *ctype;
   size_t size;
 } k_types[KS_DTYPE_COUNT] = {
-    [KS_F32] = {"float32", "float", 4},    [KS_F16] = {"float16", "uint16_t", 2},
-    [KS_BF16] = {"bfloat16", "uint16_t", 2}, [KS_I32] = {"int32", "int32_t", 4},
-    [KS_I64] = {"int64", "int64_t", 8},    [KS_U8] = {"uint8", "uint8_t", 1},
+    [KS_F32] = {"float32", "float", 4},
+    [KS_F16] = {"float16", "uint16_t", 2},
+    [KS_BF16] = {"bfloat16", "uint16_t", 2},
+    [KS_I32] = {"int32", "int32_t", 4},
+    [KS_I64] = {"int64", "int64_t", 8},
+    [KS_U8] = {"uint8", "uint8_t", 1},
 };
 
 const char *ks_dtype_name(ks_dtype t) { return k_types[t].name; }

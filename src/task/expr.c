@@ -21,10 +21,10 @@ typedef enum { E_NUM, E_VAR, E_NEG, E_BIN, E_CALL } e_kind;
 struct ks_expr {
   e_kind kind;
   double num;
-  char op;          /* E_BIN: + - * / % ^ */
-  char name[64];    /* E_VAR, E_CALL */
-  int index;        /* E_VAR: into the parse-time names, -1 if unresolved */
-  ks_expr *a, *b;   /* operands; E_CALL: a = first arg, b = second or NULL */
+  char op;        /* E_BIN: + - * / % ^ */
+  char name[64];  /* E_VAR, E_CALL */
+  int index;      /* E_VAR: into the parse-time names, -1 if unresolved */
+  ks_expr *a, *b; /* operands; E_CALL: a = first arg, b = second or NULL */
   int nargs;
 };
 
@@ -143,8 +143,8 @@ static ks_expr *parse_atom(parser *ps) {
           ks_buf_printf(&known, "%s%s", i ? ", " : "", ps->names[i]);
         ps->failed = true;
         ks_err_set(ps->err, KS_ERR_INPUT,
-                   "unknown name '%s' at column %d of \"%s\" (known: %s)",
-                   name, (int)(start - ps->src) + 1, ps->src,
+                   "unknown name '%s' at column %d of \"%s\" (known: %s)", name,
+                   (int)(start - ps->src) + 1, ps->src,
                    known.data ? known.data : "none");
         ks_buf_free(&known);
       }
@@ -282,13 +282,20 @@ static double ev(const ks_expr *e, eval_ctx *c) {
   }
   case E_CALL: {
     double a = ev(e->a, c), b = e->b ? ev(e->b, c) : 0;
-    if (!strcmp(e->name, "min")) return a < b ? a : b;
-    if (!strcmp(e->name, "max")) return a > b ? a : b;
-    if (!strcmp(e->name, "cdiv")) return ceil(a / b);
-    if (!strcmp(e->name, "ceil")) return ceil(a);
-    if (!strcmp(e->name, "floor")) return floor(a);
-    if (!strcmp(e->name, "sqrt")) return sqrt(a);
-    if (!strcmp(e->name, "log2")) return log2(a);
+    if (!strcmp(e->name, "min"))
+      return a < b ? a : b;
+    if (!strcmp(e->name, "max"))
+      return a > b ? a : b;
+    if (!strcmp(e->name, "cdiv"))
+      return ceil(a / b);
+    if (!strcmp(e->name, "ceil"))
+      return ceil(a);
+    if (!strcmp(e->name, "floor"))
+      return floor(a);
+    if (!strcmp(e->name, "sqrt"))
+      return sqrt(a);
+    if (!strcmp(e->name, "log2"))
+      return log2(a);
     return NAN;
   }
   }

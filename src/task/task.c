@@ -31,7 +31,8 @@ static ks_code parse_init(const char *file, const char *path, const char *s,
   memset(out, 0, sizeof *out);
   double a = 0, b = 0;
   int end = -1;
-#define TWO(fmt) (end = -1, sscanf(s, fmt " %n", &a, &b, &end) == 2 && end > 0 && !s[end])
+#define TWO(fmt)                                                               \
+  (end = -1, sscanf(s, fmt " %n", &a, &b, &end) == 2 && end > 0 && !s[end])
   if (!strcmp(s, "normal")) {
     out->kind = KS_INIT_NORMAL;
     out->a = 0;
@@ -61,11 +62,11 @@ static ks_code parse_init(const char *file, const char *path, const char *s,
   }
   if ((out->kind == KS_INIT_UNIFORM || out->kind == KS_INIT_RANDINT) &&
       !(a <= b))
-    return BAD("%s: %s: \"%s\" has a > b; write the smaller bound first",
-               file, path, s);
-  if (out->kind == KS_INIT_NORMAL && !(out->b > 0))
-    return BAD("%s: %s: \"%s\" needs a positive standard deviation", file,
+    return BAD("%s: %s: \"%s\" has a > b; write the smaller bound first", file,
                path, s);
+  if (out->kind == KS_INIT_NORMAL && !(out->b > 0))
+    return BAD("%s: %s: \"%s\" needs a positive standard deviation", file, path,
+               s);
   return KS_OK;
 }
 
@@ -89,8 +90,8 @@ static ks_code parse_tensors(const char *file, ks_task *t, json_t *obj,
                  name);
     ks_strlcpy(ts->name, name, sizeof ts->name);
     if (!json_is_object(v))
-      return BAD("%s: %s.%s: must be an object with shape and dtype", file,
-                 key, name);
+      return BAD("%s: %s.%s: must be an object with shape and dtype", file, key,
+                 name);
     json_t *shape = json_object_get(v, "shape");
     if (!json_is_array(shape))
       return BAD("%s: %s.%s.shape: missing; give a list of axis names, e.g. "
@@ -113,10 +114,12 @@ static ks_code parse_tensors(const char *file, ks_task *t, json_t *obj,
       ts->dims[ts->rank++] = ax;
     }
     json_t *dt = json_object_get(v, "dtype");
-    if (!json_is_string(dt) || !ks_dtype_parse(json_string_value(dt), &ts->dtype))
+    if (!json_is_string(dt) ||
+        !ks_dtype_parse(json_string_value(dt), &ts->dtype))
       return BAD("%s: %s.%s.dtype: %s%s%s; use one of float32, float16, "
                  "bfloat16, int32, int64, uint8",
-                 file, key, name, json_is_string(dt) ? "unsupported dtype \"" : "missing",
+                 file, key, name,
+                 json_is_string(dt) ? "unsupported dtype \"" : "missing",
                  json_is_string(dt) ? json_string_value(dt) : "",
                  json_is_string(dt) ? "\"" : "");
     if (is_input) {
@@ -160,8 +163,14 @@ static ks_code parse_cost(const char *file, ks_task *t, json_t *cost,
   for (int i = 0; i < t->n_axes; i++)
     names[i] = t->axes[i].name;
   ks_strlcpy(src, json_string_value(v), srcn);
-  if (ks_expr_parse(json_string_value(v), names, t->n_axes, out, err))
-    return ks_err_prefix(err, "%s: cost.%s: ", file, key);
+  if (ks_expr_parse(json_string_value(v), names, t->n_axes, out, err)) {
+    ks_err_prefix(err, "%s: cost.%s: ", file, key);
+    if (err) /* the parser says what is wrong; say how to write it */
+      snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
+               "; write arithmetic over the axes with + - * / %% ^ ( ) and "
+               "min, max, cdiv, ceil, floor, sqrt, log2, e.g. \"4*rows*cols\"");
+    return KS_ERR_INPUT;
+  }
   return KS_OK;
 }
 
@@ -184,8 +193,10 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
   json_error_t je;
   json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
   if (!root)
-    return BAD("%s: line %d column %d: invalid JSON: %s", file, je.line,
-               je.column, je.text);
+    return BAD("%s: line %d column %d: invalid JSON: %s; fix the JSON there "
+               "(each key once, strings in double quotes, no trailing "
+               "commas)",
+               file, je.line, je.column, je.text);
   ks_code rc = KS_ERR_INPUT;
   json_t *v;
 #define FAIL(...)                                                              \
@@ -252,10 +263,10 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
       FAIL("%s: scalars.%s: names must be C identifiers", file, name);
     ks_strlcpy(s->name, name, sizeof s->name);
     json_t *dt = json_is_object(v) ? json_object_get(v, "dtype") : NULL;
-    if (!json_is_string(dt) || !ks_dtype_parse(json_string_value(dt), &s->dtype) ||
+    if (!json_is_string(dt) ||
+        !ks_dtype_parse(json_string_value(dt), &s->dtype) ||
         !(s->dtype == KS_F32 || s->dtype == KS_I32 || s->dtype == KS_I64))
-      FAIL("%s: scalars.%s.dtype: must be float32, int32 or int64", file,
-           name);
+      FAIL("%s: scalars.%s.dtype: must be float32, int32 or int64", file, name);
     json_t *val = json_object_get(v, "value");
     if (!json_is_number(val))
       FAIL("%s: scalars.%s.value: missing; give a number", file, name);
@@ -264,8 +275,8 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
 
   if (parse_tensors(file, t, json_object_get(root, "inputs"), "inputs", true,
                     err) ||
-      parse_tensors(file, t, json_object_get(root, "outputs"), "outputs",
-                    false, err))
+      parse_tensors(file, t, json_object_get(root, "outputs"), "outputs", false,
+                    err))
     goto out;
   /* names share one C scope in the kernel's signature */
   {
@@ -352,8 +363,8 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
              "under \"axes\"",
              file, wi, name);
       if (!json_is_integer(v) || json_integer_value(v) <= 0)
-        FAIL("%s: workloads[%zu].%s: sizes must be positive integers", file,
-             wi, name);
+        FAIL("%s: workloads[%zu].%s: sizes must be positive integers", file, wi,
+             name);
       if (t->axes[ax].is_const && json_integer_value(v) != t->axes[ax].value)
         FAIL("%s: workloads[%zu].%s: const axis is %lld everywhere; remove it "
              "from the workload",
@@ -371,13 +382,16 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
              file, wi, t->axes[a].name);
       w->axis[a] = json_integer_value(x);
     }
+    /* in double: an int64 product of huge sizes can wrap to a small one */
     double bytes = 0;
-    for (int i = 0; i < t->n_inputs; i++)
-      bytes += (double)ks_tensor_numel(t, &t->inputs[i], w) *
-               (double)ks_dtype_size(t->inputs[i].dtype);
-    for (int i = 0; i < t->n_outputs; i++)
-      bytes += (double)ks_tensor_numel(t, &t->outputs[i], w) *
-               (double)ks_dtype_size(t->outputs[i].dtype);
+    for (int i = 0; i < t->n_inputs + t->n_outputs; i++) {
+      const ks_tensor *ts =
+          i < t->n_inputs ? &t->inputs[i] : &t->outputs[i - t->n_inputs];
+      double n = (double)ks_dtype_size(ts->dtype);
+      for (int d = 0; d < ts->rank; d++)
+        n *= (double)w->axis[ts->dims[d]];
+      bytes += n;
+    }
     /* the harness keeps inputs, their copies, outputs and reference outputs */
     if (bytes * 3 > mem / 2)
       FAIL("%s: workloads[%zu]: needs %.1f GiB of buffers (x3 for copies and "

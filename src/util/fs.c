@@ -73,8 +73,8 @@ ks_code ks_write_file_atomic(const char *path, const void *data, size_t len,
   if (rename(tmp, path) != 0) {
     int e = errno;
     unlink(tmp);
-    return ks_err_set(err, KS_ERR_IO, "%s: cannot rename into place: %s",
-                      path, strerror(e));
+    return ks_err_set(err, KS_ERR_IO, "%s: cannot rename into place: %s", path,
+                      strerror(e));
   }
   return KS_OK;
 }

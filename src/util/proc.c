@@ -157,15 +157,16 @@ ks_code ks_run_capture(char *const argv[], const char *cwd, double timeout_s,
   close(ex[1]);
   int fds[1] = {p[0]};
   ks_buf *bufs[1] = {log};
-  ks_code rc =
-      ks_proc_drain(pid, fds, bufs, 1, 16 << 20, timeout_s, res, err);
+  ks_code rc = ks_proc_drain(pid, fds, bufs, 1, 16 << 20, timeout_s, res, err);
   close(p[0]);
   int e = 0;
   if (read(ex[0], &e, sizeof e) == (ssize_t)sizeof e) {
     close(ex[0]);
-    return ks_err_set(err, KS_ERR_ENV, "cannot run %s: %s; install it or set "
+    return ks_err_set(err, KS_ERR_ENV,
+                      "cannot run %s: %s; install it or set "
                       "the matching environment variable (CC for the C "
-                      "compiler)", argv[0], strerror(e));
+                      "compiler)",
+                      argv[0], strerror(e));
   }
   close(ex[0]);
   return rc;

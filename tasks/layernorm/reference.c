@@ -25,6 +25,7 @@ void layernorm(const float *restrict x, const float *restrict w,
     var /= (double)cols;
     double inv = 1.0 / sqrt(var + (double)eps);
     for (int64_t c = 0; c < cols; c++)
-      yr[c] = (float)(((double)xr[c] - mean) * inv * (double)w[c] + (double)b[c]);
+      yr[c] =
+          (float)(((double)xr[c] - mean) * inv * (double)w[c] + (double)b[c]);
   }
 }

@@ -15,9 +15,8 @@ static double softplus(double v) { return v > 20.0 ? v : log1p(exp(v)); }
 void selective_scan(const float *restrict u, const float *restrict delta,
                     const float *restrict A, const float *restrict B,
                     const float *restrict C, const float *restrict D,
-                    const float *restrict z, float *restrict out,
-                    int64_t batch, int64_t dim, int64_t seqlen,
-                    int32_t delta_softplus) {
+                    const float *restrict z, float *restrict out, int64_t batch,
+                    int64_t dim, int64_t seqlen, int32_t delta_softplus) {
   for (int64_t b = 0; b < batch; b++) {
     const float *Bb = B + b * DSTATE * seqlen; // B[b, n, t]
     const float *Cb = C + b * DSTATE * seqlen; // C[b, n, t]

@@ -64,8 +64,8 @@ static ks_code c_build(const ks_task *task, const ks_candidate *cand,
   ks_buf_init(&shim);
   ks_buf_init(&key);
   ks_shim_c(task, cand->entry, &shim);
-  const char *flags[] = {"-O3", "-march=native", "-fopenmp", "-fPIC",
-                         "-shared", "-std=gnu11", "-w"};
+  const char *flags[] = {"-O3",     "-march=native", "-fopenmp", "-fPIC",
+                         "-shared", "-std=gnu11",    "-w"};
   const int nflags = (int)(sizeof flags / sizeof *flags);
   ks_buf_puts(&key, cand->source);
   ks_buf_puts(&key, shim.data);
@@ -88,8 +88,7 @@ static ks_code c_build(const ks_task *task, const ks_candidate *cand,
   char src[PATH_MAX], shim_path[PATH_MAX], tmp_so[PATH_MAX];
   snprintf(src, sizeof src, "%.4000s/candidate.c", dir);
   snprintf(shim_path, sizeof shim_path, "%.4000s/shim.c", dir);
-  snprintf(tmp_so, sizeof tmp_so, "%.4000s/artifact.so.%d", dir,
-           (int)getpid());
+  snprintf(tmp_so, sizeof tmp_so, "%.4000s/artifact.so.%d", dir, (int)getpid());
   if (!rc)
     rc = ks_write_file_atomic(src, cand->source, strlen(cand->source), err);
   if (!rc)

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs everything ksearch needs on Debian 12 (run as root, or with sudo
+# available). Idempotent: packages already present are not fetched again.
+set -euo pipefail
+pkgs=(build-essential pkg-config python3 libjansson-dev libsqlite3-dev libseccomp-dev
+      libcurl4-openssl-dev libcriterion-dev clang-format
+      ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  echo "setup: installing ${missing[*]}" >&2
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

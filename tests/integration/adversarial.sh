@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Every kernel in tests/adversarial/ must be rejected with the status and the
+# reason its header announces:
+#   // adversarial: task=softmax expect=<status> reason=<substring>
+# and ksearch itself must exit 1 (candidate failed), never crash.
+set -u
+here=$(cd "$(dirname "$0")/../.." && pwd)
+ks=${KSEARCH:-$here/build/ksearch}
+pass=0 fail=0
+for f in "$here"/tests/adversarial/*.c; do
+  hdr=$(grep -m1 '^// adversarial:' "$f")
+  task=$(sed -n 's/.*task=\([^ ]*\).*/\1/p' <<<"$hdr")
+  expect=$(sed -n 's/.*expect=\([^ ]*\).*/\1/p' <<<"$hdr")
+  reason=$(sed -n 's/.*reason=\(.*\)$/\1/p' <<<"$hdr")
+  out=$("$ks" eval "$task" "$f" --json --no-timing --timeout 8 -q 2>/tmp/ks-adv-err.$$)
+  rc=$?
+  status=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' <<<"$out" 2>/dev/null)
+  error=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["error"].lower())' <<<"$out" 2>/dev/null)
+  name=$(basename "$f")
+  if [[ $rc -eq 1 && $status == "$expect" && $error == *"$reason"* ]]; then
+    echo "ok   $name: $status: $error"
+    pass=$((pass + 1))
+  else
+    echo "FAIL $name: exit $rc, status '$status' (want '$expect'), reason '$error' (want '*$reason*')"
+    cat /tmp/ks-adv-err.$$
+    fail=$((fail + 1))
+  fi
+done
+rm -f /tmp/ks-adv-err.$$
+echo "adversarial: $pass passed, $fail failed"
+[[ $fail -eq 0 ]]

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# `ksearch eval` on every built-in task: the reference as the candidate is
+# correct with a score near 1; the hand-written kernel in tests/kernels/ is
+# correct and faster (score above 1). Plus the command line's error paths.
+set -u
+here=$(cd "$(dirname "$0")/../.." && pwd)
+ks=${KSEARCH:-$here/build/ksearch}
+pass=0 fail=0
+check() { # name, condition-result
+  if [[ $2 == yes ]]; then echo "ok   $1"; pass=$((pass + 1)); else echo "FAIL $1: $3"; fail=$((fail + 1)); fi
+}
+field() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" <<<"$2" 2>/dev/null; }
+
+for dir in "$here"/tasks/*/; do
+  t=$(basename "$dir")
+  out=$("$ks" eval "$t" "$dir/reference.c" --json -q --min-time 0.05); rc=$?
+  s=$(field 'd["score"]' "$out")
+  ok=$(field '"yes" if d["status"]=="ok" and d["correct"] and all(w["correct"] for w in d["workloads"]) and 0.6 < d["score"] < 1.67 else "no"' "$out")
+  check "$t: reference as candidate is correct, score $s near 1" "$([[ $rc == 0 ]] && echo "$ok")" "exit $rc: $out"
+  out=$("$ks" eval "$t" "$here/tests/kernels/${t}_fast.c" --json -q --min-time 0.05); rc=$?
+  s=$(field 'd["score"]' "$out")
+  ok=$(field '"yes" if d["status"]=="ok" and d["score"] > 1.0 and all(w["roofline_fraction"] > 0 for w in d["workloads"]) else "no"' "$out")
+  check "$t: hand-written kernel is correct and faster, score $s" "$([[ $rc == 0 ]] && echo "$ok")" "exit $rc: $out"
+done
+
+# error paths: exit codes and messages
+tmp=$(mktemp -d)
+printf '// ksearch: backend=c entry=softmax\nvoid softmax(const float *x, float *y, long rows) { this is not C }\n' >"$tmp/bad.c"
+out=$("$ks" eval softmax "$tmp/bad.c" --json -q); rc=$?
+check "compile error is status compile_error, exit 1" "$([[ $rc == 1 && $(field 'd["status"]' "$out") == compile_error ]] && echo yes)" "exit $rc: $out"
+err=$("$ks" eval no_such_task "$tmp/bad.c" 2>&1 >/dev/null); rc=$?
+check "unknown task: exit 2 naming it" "$([[ $rc == 2 && $err == *no_such_task* ]] && echo yes)" "exit $rc: $err"
+err=$("$ks" eval softmax "$tmp/missing.c" 2>&1 >/dev/null); rc=$?
+check "missing kernel file: exit 2 naming it" "$([[ $rc == 2 && $err == *missing.c* ]] && echo yes)" "exit $rc: $err"
+err=$("$ks" eval softmax "$here/tasks/softmax/reference.c" --backend cobol 2>&1 >/dev/null); rc=$?
+check "unknown backend: exit 2" "$([[ $rc == 2 && $err == *cobol* ]] && echo yes)" "exit $rc: $err"
+err=$("$ks" eval softmax "$here/tasks/softmax/reference.c" --param 'A B=1' 2>&1 >/dev/null); rc=$?
+check "bad --param: exit 2" "$([[ $rc == 2 ]] && echo yes)" "exit $rc: $err"
+err=$("$ks" eval softmax "$here/tasks/softmax/reference.c" --frobnicate 2>&1 >/dev/null); rc=$?
+check "unknown option: exit 2" "$([[ $rc == 2 ]] && echo yes)" "exit $rc: $err"
+out=$("$ks" eval softmax "$here/tasks/softmax/reference.c" --json -q --no-timing 2>/dev/null); rc=$?
+check "--json prints exactly one JSON object" "$(python3 -c 'import json,sys; json.loads(sys.stdin.read()); print("yes")' <<<"$out" 2>/dev/null)" "$out"
+err=$("$ks" run softmax 2>&1); rc=$?
+check "unimplemented command says so with exit 3" "$([[ $rc == 3 && $err == *"not implemented"* ]] && echo yes)" "exit $rc: $err"
+out=$("$ks" tasks --json); rc=$?
+check "tasks --json lists the four built-ins" "$(field '"yes" if sorted(t["name"] for t in d["tasks"]) == ["layernorm","rmsnorm","selective_scan","softmax"] else "no"' "$out")" "$out"
+rm -rf "$tmp"
+echo "eval tasks: $pass passed, $fail failed"
+[[ $fail -eq 0 ]]
