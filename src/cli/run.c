@@ -1,22 +1,228 @@
-/* run.c — `ksearch run`: placeholder until the search lands (issue: the
- * search). Says so and exits 3. */
+/* run.c — `ksearch run TASK ...` (the search) and `ksearch show RUN_DIR`
+ * (the tree, the best plan, the top candidates). */
 #include "cli/cli.h"
+#include "search/search.h"
+#include "search/world_model.h"
+#include "store/store.h"
 
-#include <stdio.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char k_usage[] =
+    "usage: ksearch run TASK [options]\n"
+    "       ksearch run --resume RUN_DIR [options]\n"
+    "\n"
+    "Searches for a faster kernel for TASK (folder, task.json or built-in "
+    "name)\nover the task's templates, guided by a world model.\n"
+    "\n"
+    "options:\n"
+    "  --backend B       backend (default c)\n"
+    "  --budget N        evaluations in all, earlier sessions of the run "
+    "included (default 30)\n"
+    "  --time T          stop after T seconds (default: no limit)\n"
+    "  --stagnation N    stop after N evaluations without a new best "
+    "(default 25)\n"
+    "  --planner P       builtin (default) or random (the baseline); llm is "
+    "not available yet\n"
+    "  --seed S          seed of selection ties and parameter draws "
+    "(default 1)\n"
+    "  --attempts N      implementation attempts per plan (default 3)\n"
+    "  --out DIR         run folder (default runs/TASK-TIMESTAMP)\n"
+    "  --resume DIR      continue a run after Ctrl-C or a crash\n"
+    "  --threads N       threads for kernels (default all cores)\n"
+    "  --min-time S      timing per workload (default 0.05 s)\n"
+    "  --json            print summary.json on stdout\n"
+    "  -q, --quiet       no progress on stderr\n";
+
+static bool num(const char *v, double lo, double hi, double *out) {
+  char *end;
+  double x = strtod(v, &end);
+  if (!*v || *end || !(x >= lo && x <= hi))
+    return false;
+  *out = x;
+  return true;
+}
 
 int ks_cmd_run(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fputs("ksearch run: not implemented yet (the world-model search); use "
-        "`ksearch eval` meanwhile\n",
-        stderr);
-  return 3;
+  static const struct option opts[] = {
+      {"backend", required_argument, 0, 'b'},
+      {"budget", required_argument, 0, 'n'},
+      {"time", required_argument, 0, 't'},
+      {"stagnation", required_argument, 0, 'g'},
+      {"planner", required_argument, 0, 'p'},
+      {"seed", required_argument, 0, 's'},
+      {"attempts", required_argument, 0, 'a'},
+      {"out", required_argument, 0, 'o'},
+      {"resume", required_argument, 0, 'r'},
+      {"threads", required_argument, 0, 'T'},
+      {"min-time", required_argument, 0, 'm'},
+      {"json", no_argument, 0, 'j'},
+      {"quiet", no_argument, 0, 'q'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  ks_search_opts so;
+  ks_search_opts_default(&so);
+  bool as_json = false;
+  double v;
+  optind = 1;
+  int c;
+#define NUM(lo, hi, what)                                                      \
+  if (!num(optarg, lo, hi, &v)) {                                              \
+    fprintf(stderr, "ksearch run: %s %s: expected a number in [%g, %g]\n",     \
+            what, optarg, (double)(lo), (double)(hi));                         \
+    return 2;                                                                  \
+  }
+  while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+    switch (c) {
+    case 'b': so.backend = optarg; break;
+    case 'n': NUM(1, 1e6, "--budget") so.budget = (int)v; break;
+    case 't': NUM(1, 1e7, "--time") so.time_s = v; break;
+    case 'g': NUM(0, 1e6, "--stagnation") so.stagnation = (int)v; break;
+    case 'p':
+      if (!strcmp(optarg, "llm")) {
+        fputs("ksearch run: --planner llm is not implemented yet (the LLM "
+              "planner issue); use --planner builtin\n",
+              stderr);
+        return 3;
+      }
+      if (strcmp(optarg, "builtin") && strcmp(optarg, "random")) {
+        fprintf(stderr, "ksearch run: --planner %s: use builtin or random\n",
+                optarg);
+        return 2;
+      }
+      so.planner = optarg;
+      break;
+    case 's': NUM(0, 1e18, "--seed") so.seed = (uint64_t)v; break;
+    case 'a': NUM(1, 100, "--attempts") so.max_attempts = (int)v; break;
+    case 'o': so.out_dir = optarg; break;
+    case 'r': so.resume_dir = optarg; break;
+    case 'T': NUM(1, 4096, "--threads") so.eval.threads = (int)v; break;
+    case 'm': NUM(0, 60, "--min-time") so.eval.topt.min_time_s = v; break;
+    case 'j': as_json = true; break;
+    case 'q': so.quiet = true; break;
+    case 'h': fputs(k_usage, stdout); return 0;
+    default: fputs(k_usage, stderr); return 2;
+    }
+  }
+#undef NUM
+  char task_from_run[4096];
+  if (argc - optind == 1) {
+    so.task = argv[optind];
+  } else if (argc - optind == 0 && so.resume_dir) {
+    /* the task of a resumed run is the one it was started with */
+    snprintf(task_from_run, sizeof task_from_run, "%s/ksearch.db",
+             so.resume_dir);
+    ks_store *st;
+    ks_err e;
+    ks_store_run run;
+    bool found = false;
+    if (ks_store_open_readonly(task_from_run, &st, &e))
+      return ks_cli_fail(ks_exit_code(e.code), e.msg);
+    if (ks_store_get_run(st, &run, &found, &e) || !found) {
+      ks_store_close(st);
+      return ks_cli_fail(2, "the run folder holds no run; give TASK");
+    }
+    snprintf(task_from_run, sizeof task_from_run, "%s", run.task_name);
+    ks_store_run_free(&run);
+    ks_store_close(st);
+    so.task = task_from_run;
+  } else {
+    fputs("ksearch run: expected TASK (or --resume RUN_DIR)\n", stderr);
+    fputs(k_usage, stderr);
+    return 2;
+  }
+  if (so.quiet)
+    ks_log_set_level(KS_LOG_QUIET);
+  json_t *summary = NULL;
+  ks_err err = {0};
+  ks_code rc = ks_search_run(&so, &summary, &err);
+  if (summary) {
+    if (as_json) {
+      char *s = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+      puts(s);
+      free(s);
+    } else if (!rc) {
+      json_t *best = json_object_get(summary, "best");
+      fprintf(stderr,
+              "ksearch: stopped (%s) after %lld evaluations, %lld correct; "
+              "run folder %s\n",
+              json_string_value(json_object_get(summary, "stopped_because")),
+              (long long)json_integer_value(
+                  json_object_get(summary, "evaluations")),
+              (long long)json_integer_value(
+                  json_object_get(summary, "correct_evaluations")),
+              json_string_value(json_object_get(summary, "run_dir")));
+      if (json_is_object(best))
+        printf("best: %.3fx over the reference: %s\n",
+               json_number_value(json_object_get(best, "score")),
+               json_string_value(json_object_get(best, "file")));
+      else
+        printf("no correct kernel found\n");
+    }
+    json_decref(summary);
+  }
+  if (rc)
+    return ks_cli_fail(ks_exit_code(rc), err.msg);
+  return 0;
 }
 
 int ks_cmd_show(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fputs("ksearch show: not implemented yet (comes with `ksearch run`)\n",
-        stderr);
-  return 3;
+  if (argc != 2 || !strcmp(argv[1], "--help")) {
+    fputs("usage: ksearch show RUN_DIR\n", argc == 2 ? stdout : stderr);
+    return argc == 2 ? 0 : 2;
+  }
+  char path[4096];
+  ks_err err;
+  snprintf(path, sizeof path, "%s/world_model.json", argv[1]);
+  ks_wm *wm = NULL;
+  if (ks_wm_load(path, &wm, &err))
+    return ks_cli_fail(ks_exit_code(err.code), err.msg);
+  snprintf(path, sizeof path, "%s/ksearch.db", argv[1]);
+  ks_store *st = NULL;
+  if (ks_store_open_readonly(path, &st, &err)) {
+    ks_wm_free(wm);
+    return ks_cli_fail(ks_exit_code(err.code), err.msg);
+  }
+  const ks_wm_node *root = ks_wm_root(wm);
+  printf("== analysis\n%s\n", root->notes);
+  char *tree = ks_wm_render_tree(wm);
+  printf("== world model (%d nodes)\n%s\n", ks_wm_count(wm), tree);
+  free(tree);
+  ks_store_eval be;
+  ks_store_candidate bc;
+  bool found = false;
+  memset(&bc, 0, sizeof bc);
+  if (ks_store_best(st, &be, &bc, &found, &err) == KS_OK && found) {
+    char steps[32][KS_WM_PLAN_STEP];
+    int n = ks_wm_plan(wm, bc.node_id, steps, 32);
+    printf("== best plan (candidate %lld, score %.3fx, node %s)\n",
+           (long long)bc.id, be.score, bc.node_id);
+    for (int i = 0; i < n && i < 32; i++)
+      printf("  %d. %s\n", i + 1, steps[i]);
+    printf("  params: %s\n", bc.params_json);
+    ks_store_candidate_free(&bc);
+  } else {
+    printf("== best plan: none correct yet\n");
+  }
+  ks_store_eval *rows = NULL;
+  size_t nrows = 0;
+  if (ks_store_top(st, 10, &rows, &nrows, &err) == KS_OK) {
+    printf("\n== top candidates\n%-6s %-8s %-10s %s\n", "cand", "score", "node",
+           "params");
+    for (size_t i = 0; i < nrows; i++) {
+      ks_store_candidate c;
+      memset(&c, 0, sizeof c);
+      if (ks_store_get_candidate(st, rows[i].candidate_id, &c, &err) == KS_OK) {
+        printf("%-6lld %-8.3f %-10s %s\n", (long long)c.id, rows[i].score,
+               rows[i].node_id, c.params_json);
+        ks_store_candidate_free(&c);
+      }
+    }
+    free(rows);
+  }
+  ks_store_close(st);
+  ks_wm_free(wm);
+  return 0;
 }

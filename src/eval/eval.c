@@ -234,6 +234,10 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
 
 void ks_evaluator_free(ks_evaluator *ev) { free(ev); }
 
+const double *ks_evaluator_ref_times(const ks_evaluator *ev) {
+  return ev->ref_time_ns;
+}
+
 void ks_eval_result_free(ks_eval_result *res) { ks_buf_free(&res->build_log); }
 
 ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,

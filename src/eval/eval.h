@@ -77,6 +77,8 @@ void ks_eval_result_free(ks_eval_result *res);
 /* The JSON object of `ksearch eval --json` (DESIGN.md, issue contract). */
 json_t *ks_eval_result_to_json(const ks_task *task, const ks_eval_result *r);
 const ks_roofline *ks_evaluator_roofline(const ks_evaluator *ev);
+/* The reference's median time per workload (ns), measured once. */
+const double *ks_evaluator_ref_times(const ks_evaluator *ev);
 
 /* Runs ksearch-runner on a job with a wall-clock limit (runner_client.c). */
 typedef struct ks_runner_outcome {

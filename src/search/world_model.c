@@ -167,6 +167,12 @@ ks_wm *ks_wm_new(const char *root_title) {
   return wm;
 }
 
+void ks_wm_set_root_notes(ks_wm *wm, const char *notes) {
+  /* the analysis belongs to the task, not to a plan, so it lives on the
+   * root; this is the one root field a planner may write */
+  ks_wmi_set_str(&((ks_wm_node *)ks_wm_root(wm))->notes, notes ? notes : "");
+}
+
 void ks_wm_free(ks_wm *wm) {
   if (!wm)
     return;

@@ -130,6 +130,8 @@ typedef struct ks_wm ks_wm; /* the tree; owns its nodes */
 /* ---- lifecycle and queries (world_model.c) */
 ks_wm *ks_wm_new(const char *root_title); /* NULL/"" title -> "task" */
 void ks_wm_free(ks_wm *wm);
+/* The root's notes hold the task's analysis (the only editable root field). */
+void ks_wm_set_root_notes(ks_wm *wm, const char *notes);
 ks_wm *ks_wm_clone(const ks_wm *wm); /* deep copy */
 int ks_wm_count(const ks_wm *wm);    /* nodes, root included */
 const ks_wm_node *ks_wm_root(const ks_wm *wm);

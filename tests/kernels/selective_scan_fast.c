@@ -1,11 +1,11 @@
 // ksearch: backend=c entry=selective_scan
 // Hand-written fast Mamba-1 selective scan for tasks/selective_scan, used by
 // tests as a known-good, known-fast candidate.
-// - Time is cut into blocks of TBLOCK steps. For each (batch, block) the
-//   threads first transpose B and C to [t][n] in a small shared buffer, so
-//   the 16 values a time step needs are one contiguous vector shared by
-//   every d; then the dim rows of that batch are split across the threads,
-//   each carrying its 16-wide state from block to block.
+// - The (batch, dim) rows are split into one contiguous range per OpenMP
+//   thread. Time is cut into blocks of TBLOCK steps; for each block a thread
+//   transposes B and C to [t][n] in its own small buffer, so the 16 values a
+//   time step needs are one contiguous vector, shared by all of its rows of
+//   that batch, each carrying its 16-wide state from block to block.
 // - Inside a row, time goes in chunks of TCHUNK: softplus and dt*u are
 //   vectorized over the chunk, exp(dt*A) and dt*B*u over n, the recurrence
 //   is one 16-wide multiply-add per step, and the D skip term and the silu
@@ -13,13 +13,14 @@
 // - exp/log are branch-free polynomials (Cephes) so they vectorize without
 //   -ffast-math; NaN inputs still give NaN outputs.
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DSTATE 16
 #define TCHUNK 64
-#define TBLOCK 2048
+#define TBLOCK 256
 
 // exp(x) to ~2 ulp for x <= 88; 0 below the float normal range.
 static inline float exp_ps(float x) {
@@ -82,36 +83,26 @@ static inline float softplus_ps(float v) {
   return v > 20.0f ? v : l;
 }
 
-// Steps [t0, t1) of one (b, d) row; h is the row's state, carried between
-// calls. Bt/Ct hold B and C of this batch as [t - tb][n] for the block that
-// starts at tb; when the block buffer could not be allocated they are NULL
-// and each chunk is transposed here from Bn/Cn, laid out [n][t].
+// Steps [t0, t1) of one (b, d) row; hstate is the row's state, carried
+// between calls. Bt/Ct hold B and C of this batch as [t - tb][n] for the
+// block that starts at step tb.
 static void scan_row(const float *restrict u, const float *restrict delta,
                      const float *restrict Ad, const float *restrict Bt,
-                     const float *restrict Ct, int64_t tb,
-                     const float *restrict Bn, const float *restrict Cn,
-                     float Dd, const float *restrict z, float *restrict out,
+                     const float *restrict Ct, int64_t tb, float Dd,
+                     const float *restrict z, float *restrict out,
                      float *restrict hstate, int64_t t0, int64_t t1,
-                     int64_t seqlen, int32_t sp) {
+                     int32_t sp) {
   float h[DSTATE], a[DSTATE];
   for (int n = 0; n < DSTATE; n++) {
     h[n] = hstate[n];
     a[n] = Ad[n];
   }
   float dt[TCHUNK], dtu[TCHUNK], yv[TCHUNK];
-  float bl[TCHUNK * DSTATE], cl[TCHUNK * DSTATE];
   float da[TCHUNK * DSTATE], dbu[TCHUNK * DSTATE];
   for (int64_t tc = t0; tc < t1; tc += TCHUNK) {
     int nt = t1 - tc < TCHUNK ? (int)(t1 - tc) : TCHUNK;
-    const float *bc = Bt ? Bt + (tc - tb) * DSTATE : bl;
-    const float *cc = Ct ? Ct + (tc - tb) * DSTATE : cl;
-    if (!Bt) {
-      for (int n = 0; n < DSTATE; n++)
-        for (int i = 0; i < nt; i++) {
-          bl[i * DSTATE + n] = Bn[n * seqlen + tc + i];
-          cl[i * DSTATE + n] = Cn[n * seqlen + tc + i];
-        }
-    }
+    const float *bc = Bt + (tc - tb) * DSTATE;
+    const float *cc = Ct + (tc - tb) * DSTATE;
     if (sp) {
 #pragma omp simd
       for (int i = 0; i < nt; i++) {
@@ -161,37 +152,40 @@ static void scan_row(const float *restrict u, const float *restrict delta,
     hstate[n] = h[n];
 }
 
-// The whole scan, run by every thread of the team (or by the caller alone):
-// the loops over batch and block are the same on all threads, the work
-// inside them is shared out by orphaned `omp for` constructs.
-static void scan_all(const float *restrict u, const float *restrict delta,
-                     const float *restrict A, const float *restrict B,
-                     const float *restrict C, const float *restrict D,
-                     const float *restrict z, float *restrict out,
-                     int64_t batch, int64_t dim, int64_t seqlen, int32_t sp,
-                     float *restrict hs, float *restrict bt,
-                     float *restrict ct) {
-  for (int64_t b = 0; b < batch; b++) {
+// The rows [r0, r1) of the flattened (batch, dim) index, on one thread and
+// with no synchronisation: for each batch it touches, the thread transposes
+// B and C one block of TBLOCK steps at a time into its own buffer (L1/L2
+// sized) and runs every one of its rows over that block, the rows' states
+// waiting in hs between blocks. Each thread transposing for itself costs a
+// little duplicated copying but no barriers, which matters when the cores
+// are shared and a barrier can wait for a whole scheduler tick.
+static void scan_rows(const float *restrict u, const float *restrict delta,
+                      const float *restrict A, const float *restrict B,
+                      const float *restrict C, const float *restrict D,
+                      const float *restrict z, float *restrict out, int64_t dim,
+                      int64_t seqlen, int32_t sp, float *restrict hs,
+                      int64_t r0, int64_t r1) {
+  float bt[TBLOCK * DSTATE], ct[TBLOCK * DSTATE];
+  for (int64_t r = r0; r < r1;) {
+    int64_t b = r / dim;
+    int64_t rend = (b + 1) * dim < r1 ? (b + 1) * dim : r1; // rows of batch b
     const float *Bn = B + b * DSTATE * seqlen;
     const float *Cn = C + b * DSTATE * seqlen;
     for (int64_t tb = 0; tb < seqlen; tb += TBLOCK) {
       int64_t te = seqlen - tb < TBLOCK ? seqlen : tb + TBLOCK;
-      if (bt) {
-#pragma omp for schedule(static)
-        for (int64_t t = tb; t < te; t++)
-          for (int n = 0; n < DSTATE; n++) {
-            bt[(t - tb) * DSTATE + n] = Bn[n * seqlen + t];
-            ct[(t - tb) * DSTATE + n] = Cn[n * seqlen + t];
-          }
-      }
-#pragma omp for schedule(static)
-      for (int64_t d = 0; d < dim; d++) {
-        int64_t row = (b * dim + d) * seqlen;
-        scan_row(u + row, delta + row, A + d * DSTATE, bt, ct, tb, Bn, Cn, D[d],
-                 z + row, out + row, hs + (b * dim + d) * DSTATE, tb, te,
-                 seqlen, sp);
+      for (int n = 0; n < DSTATE; n++)
+        for (int64_t t = tb; t < te; t++) {
+          bt[(t - tb) * DSTATE + n] = Bn[n * seqlen + t];
+          ct[(t - tb) * DSTATE + n] = Cn[n * seqlen + t];
+        }
+      for (int64_t rr = r; rr < rend; rr++) {
+        int64_t d = rr - b * dim;
+        int64_t row = rr * seqlen;
+        scan_row(u + row, delta + row, A + d * DSTATE, bt, ct, tb, D[d],
+                 z + row, out + row, hs + rr * DSTATE, tb, te, sp);
       }
     }
+    r = rend;
   }
 }
 
@@ -202,22 +196,22 @@ void selective_scan(const float *restrict u, const float *restrict delta,
                     int64_t dim, int64_t seqlen, int32_t delta_softplus) {
   if (batch <= 0 || dim <= 0 || seqlen <= 0)
     return;
-  // States of every row, and B, C of one block as [t][n]; without the
-  // block buffer the rows transpose their own chunks (slower, still right).
-  float *hs = calloc((size_t)(batch * dim) * DSTATE, sizeof(float));
+  int64_t rows = batch * dim;
+  float *hs = calloc((size_t)rows * DSTATE, sizeof(float)); // row states
   if (!hs)
     return;
-  float *bt = malloc(2 * (size_t)TBLOCK * DSTATE * sizeof(float));
-  float *ct = bt ? bt + TBLOCK * DSTATE : NULL;
-  if (batch * dim * seqlen <= 16384) {
+  if (rows * seqlen <= 16384) {
     // Small problems: even a one-thread OpenMP region costs more.
-    scan_all(u, delta, A, B, C, D, z, out, batch, dim, seqlen, delta_softplus,
-             hs, bt, ct);
+    scan_rows(u, delta, A, B, C, D, z, out, dim, seqlen, delta_softplus, hs, 0,
+              rows);
   } else {
 #pragma omp parallel
-    scan_all(u, delta, A, B, C, D, z, out, batch, dim, seqlen, delta_softplus,
-             hs, bt, ct);
+    {
+      int64_t nth = omp_get_num_threads(), me = omp_get_thread_num();
+      int64_t r0 = rows * me / nth, r1 = rows * (me + 1) / nth;
+      scan_rows(u, delta, A, B, C, D, z, out, dim, seqlen, delta_softplus, hs,
+                r0, r1);
+    }
   }
-  free(bt);
   free(hs);
 }

@@ -1,7 +1,6 @@
 // ksearch: backend=c entry=softmax
 // ksearch: family=three_pass
-// ksearch:
-// concepts=simd_vectorization,multi_accumulator,loop_unrolling,fast_exp_poly,thread_parallel,omp_schedule
+// ksearch: concepts=simd_vectorization,multi_accumulator,loop_unrolling,fast_exp_poly,thread_parallel,omp_schedule
 // ksearch: param VEC in 8,16,4
 // ksearch: param NACC in 2,1,4
 // ksearch: param UNROLL in 2,1,4

@@ -1,0 +1,369 @@
+/* planner.c — see planner.h. */
+#include "search/planner.h"
+#include "util/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LEVELS (KS_MAX_DECISIONS + KS_MAX_PARAMS)
+
+/* One decision level of one template's plans. */
+typedef struct level {
+  char name[64];
+  int n_params;
+  int param[KS_MAX_DECISION_PARAMS]; /* index into the template's decls */
+  const char *concepts[4];
+  int n_concepts;
+  double priority; /* initial, for the analysis's regime */
+} level;
+
+typedef struct tpl_plan {
+  int n_levels;
+  level lv[MAX_LEVELS];
+} tpl_plan;
+
+struct ks_planner {
+  bool random;
+  const ks_template_set *tpls;
+  const ks_class_spec *spec;
+  const ks_analysis *an;
+  uint64_t seed;
+  int max_attempts;
+  tpl_plan plans[KS_MAX_TEMPLATES];
+  json_t *params_of; /* candidate id (string) -> params object */
+};
+
+static void build_plan(ks_planner *p, int ti) {
+  const ks_template *t = &p->tpls->t[ti];
+  tpl_plan *pl = &p->plans[ti];
+  bool used[KS_MAX_PARAMS] = {0};
+  for (int d = 1; d < p->spec->n_decisions; d++) {
+    const ks_decision *dec = &p->spec->d[d];
+    level lv;
+    memset(&lv, 0, sizeof lv);
+    for (int k = 0; k < dec->n_params; k++)
+      for (int j = 0; j < t->cand.n_decls; j++)
+        if (!used[j] && !strcmp(t->cand.decls[j].name, dec->params[k])) {
+          lv.param[lv.n_params++] = j;
+          used[j] = true;
+        }
+    if (!lv.n_params)
+      continue;
+    ks_strlcpy(lv.name, dec->name, sizeof lv.name);
+    for (int c = 0; c < dec->n_concepts; c++)
+      lv.concepts[lv.n_concepts++] = dec->concepts[c];
+    lv.priority = dec->priority[p->an->main_regime];
+    pl->lv[pl->n_levels++] = lv;
+  }
+  /* parameters no class decision names: one level each, low priority */
+  for (int j = 0; j < t->cand.n_decls && pl->n_levels < MAX_LEVELS; j++) {
+    if (used[j])
+      continue;
+    level *lv = &pl->lv[pl->n_levels++];
+    memset(lv, 0, sizeof *lv);
+    snprintf(lv->name, sizeof lv->name, "parameter %.50s",
+             t->cand.decls[j].name);
+    lv->param[lv->n_params++] = j;
+    lv->priority = 0.4;
+  }
+}
+
+ks_planner *ks_planner_new(const char *kind, const ks_template_set *tpls,
+                           const ks_class_spec *spec, const ks_analysis *an,
+                           uint64_t seed, int max_attempts) {
+  ks_planner *p = ks_xcalloc(1, sizeof *p);
+  p->random = kind && !strcmp(kind, "random");
+  p->tpls = tpls;
+  p->spec = spec;
+  p->an = an;
+  p->seed = seed;
+  p->max_attempts = max_attempts > 0 ? max_attempts : 3;
+  p->params_of = json_object();
+  for (int i = 0; i < tpls->n; i++)
+    build_plan(p, i);
+  return p;
+}
+
+void ks_planner_free(ks_planner *p) {
+  if (!p)
+    return;
+  json_decref(p->params_of);
+  free(p);
+}
+
+void ks_planner_remember(ks_planner *p, int64_t cand_id, const char *params) {
+  char key[32];
+  snprintf(key, sizeof key, "%lld", (long long)cand_id);
+  json_t *j = json_loads(params, 0, NULL);
+  if (j)
+    json_object_set_new(p->params_of, key, j);
+}
+
+static const json_t *params_of(const ks_planner *p, int64_t cand_id) {
+  char key[32];
+  snprintf(key, sizeof key, "%lld", (long long)cand_id);
+  return json_object_get(p->params_of, key);
+}
+
+static int tpl_index(const ks_planner *p, const ks_wm_node *n) {
+  const char *name = json_string_value(json_object_get(n->params, "template"));
+  for (int i = 0; name && i < p->tpls->n; i++)
+    if (!strcmp(p->tpls->t[i].name, name))
+      return i;
+  return -1;
+}
+
+static int level_of(const ks_planner *p, int ti, const ks_wm_node *n) {
+  if (!n->up || !n->up->up)
+    return -1; /* a family node: before the first parameter level */
+  const tpl_plan *pl = &p->plans[ti];
+  for (int i = 0; i < pl->n_levels; i++)
+    if (!strcmp(pl->lv[i].name, n->decision))
+      return i;
+  return -1;
+}
+
+ks_code ks_planner_init_tree(ks_planner *p, ks_wm *wm, ks_err *err) {
+  if (ks_wm_count(wm) > 1)
+    return KS_OK; /* resumed: the tree is already there */
+  ks_wm_set_root_notes(wm, p->an->text);
+  ks_code rc = KS_OK;
+  for (int i = 0; i < p->tpls->n && !rc; i++) {
+    const ks_template *t = &p->tpls->t[i];
+    ks_wm_node_spec s;
+    ks_wm_spec_init(&s);
+    s.parent = KS_WM_ROOT_ID;
+    s.decision = "algorithm";
+    s.choice = t->family;
+    char desc[512];
+    snprintf(desc, sizeof desc,
+             "template %s (%d parameters, %.0f combinations)", t->name,
+             t->cand.n_decls, ks_template_space(t));
+    s.description = desc;
+    s.rationale = "one algorithmic family per template; the root's notes "
+                  "hold the analysis";
+    s.difficulty = 2;
+    s.priority = p->spec->d[0].priority[p->an->main_regime];
+    s.expected_speedup = 1.5;
+    const char *concepts[KS_MAX_CONCEPTS];
+    for (int c = 0; c < t->n_concepts; c++)
+      concepts[c] = t->concepts[c];
+    s.concepts = concepts;
+    s.n_concepts = t->n_concepts;
+    json_t *params = json_pack("{s:s}", "template", t->name);
+    s.params = params;
+    rc = ks_wm_insert(wm, &s, NULL, err);
+    json_decref(params);
+  }
+  return rc;
+}
+
+static uint64_t mix(uint64_t a, uint64_t b) {
+  uint64_t z = a * 0x9E3779B97F4A7C15ULL ^ (b + 0x632BE59BD9B4E019ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+static ks_code make_candidate(const ks_template *t, ks_candidate *c,
+                              ks_err *err) {
+  return ks_candidate_parse(t->cand.source, t->cand.path, t->cand.entry, c,
+                            err);
+}
+
+static ks_code propose_random(ks_planner *p, ks_wm *wm, int iteration,
+                              ks_proposal *out, ks_err *err) {
+  uint64_t h = mix(p->seed, (uint64_t)iteration + 1);
+  int ti = (int)(h % (uint64_t)p->tpls->n);
+  const ks_template *t = &p->tpls->t[ti];
+  out->tpl = t;
+  ks_code rc = make_candidate(t, &out->cand, err);
+  for (int j = 0; !rc && j < t->cand.n_decls; j++) {
+    const ks_param_decl *d = &t->cand.decls[j];
+    uint64_t r = mix(h, (uint64_t)j + 77);
+    rc = ks_candidate_set_param(&out->cand, d->name,
+                                d->values[r % (uint64_t)d->n_values], err);
+  }
+  /* attribute the attempt to the family node of its template */
+  for (int i = 0; i < ks_wm_count(wm); i++) {
+    const ks_wm_node *n = ks_wm_node_at(wm, i);
+    if (n->up && !n->up->up && tpl_index(p, n) == ti)
+      ks_strlcpy(out->node_id, n->id, sizeof out->node_id);
+  }
+  return rc;
+}
+
+ks_code ks_planner_propose(ks_planner *p, ks_wm *wm, int iteration,
+                           ks_proposal *out, ks_err *err) {
+  memset(out, 0, sizeof *out);
+  if (p->random)
+    return propose_random(p, wm, iteration, out, err);
+  const ks_wm_node *n =
+      ks_wm_select(wm, 0.25, mix(p->seed, (uint64_t)iteration));
+  if (!n)
+    return KS_OK;
+  int ti = tpl_index(p, n);
+  if (ti < 0)
+    return ks_err_set(err, KS_ERR_INTERNAL,
+                      "world model node %s names no known template", n->id);
+  const ks_template *t = &p->tpls->t[ti];
+  ks_strlcpy(out->node_id, n->id, sizeof out->node_id);
+  out->tpl = t;
+  ks_code rc = make_candidate(t, &out->cand, err);
+  /* start from the parent's best parameters (none for a family node) */
+  const json_t *base = n->up && n->up->solution.candidate_id
+                           ? params_of(p, n->up->solution.candidate_id)
+                           : NULL;
+  for (int j = 0; !rc && j < t->cand.n_decls; j++) {
+    const ks_param_decl *d = &t->cand.decls[j];
+    const char *fixed = json_string_value(json_object_get(n->params, d->name));
+    const char *from_parent = json_string_value(json_object_get(base, d->name));
+    const char *v;
+    if (fixed)
+      v = fixed; /* decided on this plan's path */
+    else if (n->attempts == 0)
+      v = from_parent ? from_parent : d->values[0];
+    else /* later attempts vary what the plan leaves open */
+      v = d->values[mix(mix(p->seed, ks_hash_str(n->id, 3)),
+                        (uint64_t)(n->attempts * 131 + j)) %
+                    (uint64_t)d->n_values];
+    rc = ks_candidate_set_param(&out->cand, d->name, v, err);
+  }
+  return rc;
+}
+
+/* Mean log-gain of nodes elsewhere that made the same decision with the same
+ * choice: the "twin" evidence. */
+static double twin_gain(const ks_wm *wm, const char *decision,
+                        const char *choice, const char *exclude) {
+  double sum = 0;
+  int n = 0;
+  for (int i = 0; i < ks_wm_count(wm); i++) {
+    const ks_wm_node *x = ks_wm_node_at(wm, i);
+    if (!x->up || !x->up->up || x->attempts == 0 || !strcmp(x->id, exclude) ||
+        strcmp(x->decision, decision) || strcmp(x->choice, choice) ||
+        x->up->solution.score <= 0)
+      continue;
+    double g =
+        x->solution.score > 0 ? x->solution.score / x->up->solution.score : 0.5;
+    sum += log(g);
+    n++;
+  }
+  return n ? sum / n : 0;
+}
+
+static double clamp01(double v) { return v < 0.02 ? 0.02 : v > 1 ? 1 : v; }
+
+static ks_code expand(ks_planner *p, ks_wm *wm, const ks_wm_node *n, int ti,
+                      ks_err *err) {
+  const tpl_plan *pl = &p->plans[ti];
+  int next = level_of(p, ti, n) + 1;
+  if (next >= pl->n_levels)
+    return KS_OK; /* the plan is complete */
+  const level *lv = &pl->lv[next];
+  const ks_template *t = &p->tpls->t[ti];
+  const json_t *best = params_of(p, n->solution.candidate_id);
+  /* cartesian product of the level's parameter values, at most 12 */
+  int idx[KS_MAX_DECISION_PARAMS] = {0};
+  int made = 0;
+  char id[KS_WM_ID_MAX];
+  char parent_id[KS_WM_ID_MAX];
+  ks_strlcpy(parent_id, n->id, sizeof parent_id);
+  for (;;) {
+    char choice[256] = "";
+    json_t *params = json_deep_copy(n->params);
+    bool same_as_best = true;
+    for (int k = 0; k < lv->n_params; k++) {
+      const ks_param_decl *d = &t->cand.decls[lv->param[k]];
+      const char *v = d->values[idx[k]];
+      json_object_set_new(params, d->name, json_string(v));
+      const char *bv = json_string_value(json_object_get(best, d->name));
+      same_as_best &= bv && !strcmp(bv, v);
+      size_t l = strlen(choice);
+      snprintf(choice + l, sizeof choice - l, "%s%s=%s", k ? ", " : "", d->name,
+               v);
+    }
+    ks_code rc = KS_OK;
+    if (!same_as_best && made < 12) {
+      ks_wm_node_spec s;
+      ks_wm_spec_init(&s);
+      s.parent = parent_id;
+      s.decision = lv->name;
+      s.choice = choice;
+      s.difficulty = 2;
+      double tg = twin_gain(wm, lv->name, choice, "");
+      s.priority = clamp01(lv->priority + 0.5 * tg);
+      s.expected_speedup = 1.1;
+      s.concepts = lv->concepts;
+      s.n_concepts = lv->n_concepts;
+      s.params = params;
+      char rationale[200];
+      snprintf(rationale, sizeof rationale,
+               "next decision after %s; twin evidence %+.2f (log gain)",
+               n->choice, tg);
+      s.rationale = rationale;
+      rc = ks_wm_insert(wm, &s, id, err);
+      made++;
+    }
+    json_decref(params);
+    if (rc)
+      return rc;
+    int k = lv->n_params - 1;
+    while (k >= 0) {
+      if (++idx[k] < t->cand.decls[lv->param[k]].n_values)
+        break;
+      idx[k--] = 0;
+    }
+    if (k < 0)
+      break;
+  }
+  return KS_OK;
+}
+
+ks_code ks_planner_observe(ks_planner *p, ks_wm *wm, const char *node_id,
+                           int64_t cand_id, double score, ks_err *err) {
+  const ks_wm_node *n = ks_wm_find(wm, node_id);
+  if (!n)
+    return KS_OK; /* the node was deleted meanwhile: nothing to learn */
+  ks_code rc = ks_wm_record_attempt(wm, node_id, cand_id, score, err);
+  if (rc || p->random)
+    return rc;
+  n = ks_wm_find(wm, node_id);
+  int ti = tpl_index(p, n);
+  double parent_score = n->up && n->up->up ? n->up->solution.score : 1.0;
+  bool family = !n->up || !n->up->up;
+  if (n->status == KS_WM_OPEN && score > 0 &&
+      (family || score > parent_score)) {
+    rc = ks_wm_set_status(wm, node_id, KS_WM_SOLVED, err);
+    if (!rc && ti >= 0)
+      rc = expand(p, wm, ks_wm_find(wm, node_id), ti, err);
+  } else if (n->status == KS_WM_OPEN && n->attempts >= p->max_attempts) {
+    rc = ks_wm_set_status(wm, node_id, KS_WM_FAILED, err);
+  }
+  if (rc || family)
+    return rc;
+  /* twins: the same decision and choice on other branches move with this
+   * evidence (observed gain over the parent vs none) */
+  n = ks_wm_find(wm, node_id);
+  double g = score > 0 && parent_score > 0 ? score / parent_score : 0.5;
+  double delta = 0.3 * log(g);
+  char decision[256], choice[256];
+  ks_strlcpy(decision, n->decision, sizeof decision);
+  ks_strlcpy(choice, n->choice, sizeof choice);
+  for (int i = 0; i < ks_wm_count(wm) && !rc; i++) {
+    const ks_wm_node *x = ks_wm_node_at(wm, i);
+    if (x->status != KS_WM_OPEN || !strcmp(x->id, node_id) ||
+        strcmp(x->decision, decision) || strcmp(x->choice, choice))
+      continue;
+    json_t *upd = json_pack("{s:{s:f}}", "action", "priority",
+                            clamp01(x->action.priority + delta));
+    char xid[KS_WM_ID_MAX];
+    ks_strlcpy(xid, x->id, sizeof xid);
+    rc = ks_wm_update(wm, xid, upd, err);
+    json_decref(upd);
+  }
+  return rc;
+}
+
+void ks_proposal_free(ks_proposal *pr) { ks_candidate_free(&pr->cand); }

@@ -1,0 +1,35 @@
+/* search.h — `ksearch run`: the K-Search loop (DESIGN.md: How the parts
+ * meet). Each round the planner picks the most promising open plan in the
+ * world model and writes a candidate from its template; the evaluator builds,
+ * checks and times it in the sandbox; the store commits the evaluation; the
+ * planner updates the tree from the evidence; world_model.json is rewritten
+ * atomically. Stops on budget, time, stagnation, an empty frontier or
+ * Ctrl-C; `--resume` continues from the store without repeating or losing a
+ * finished evaluation. */
+#ifndef KS_SEARCH_H
+#define KS_SEARCH_H
+
+#include "eval/eval.h"
+
+#include <jansson.h>
+
+typedef struct ks_search_opts {
+  const char *task;
+  const char *backend;
+  const char *planner; /* "builtin" (default) or "random" */
+  const char *out_dir; /* NULL: runs/<task>-<timestamp> */
+  const char *resume_dir;
+  int budget;     /* evaluations, counting earlier sessions of the run */
+  double time_s;  /* 0: no limit */
+  int stagnation; /* stop after this many evaluations without a new best */
+  uint64_t seed;
+  int max_attempts;  /* implementation attempts per plan before it fails */
+  ks_eval_opts eval; /* threads, seeds, timing */
+  bool quiet;
+} ks_search_opts;
+
+void ks_search_opts_default(ks_search_opts *o);
+/* Runs (or resumes) a search; *summary is the summary.json object. */
+ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err);
+
+#endif

@@ -1,0 +1,199 @@
+// ksearch: backend=c entry=rmsnorm
+// ksearch: family=one_pass
+// ksearch: concepts=fused_reduction,single_pass_cache,simd_vectorization,multi_accumulator,loop_unrolling,thread_parallel,omp_schedule
+// ksearch: param VEC in 8,16,4
+// ksearch: param NACC in 2,1,4
+// ksearch: param UNROLL in 2,1,4
+// ksearch: param SCHED in 0,1,2
+// ksearch: param CHUNK in 0,1,16
+//
+// Template for tasks/rmsnorm, family one_pass: x is read once. The pass
+// that sums x^2 also writes x * w into the output row (fused reduction and
+// elementwise work); a second, cheap pass over the output row, still in
+// L1/L2, multiplies it by 1/rms. Rows of x are never reread (DESIGN.md:
+// Candidate file; parameters arrive as -D macros).
+//   VEC    floats per SIMD vector (GCC vector extensions)
+//   NACC   independent vector accumulators in the fused pass
+//   UNROLL vectors per iteration of the scaling pass
+//   SCHED  OpenMP schedule over rows: 0 static, 1 dynamic, 2 guided
+//   CHUNK  OpenMP chunk size in rows; 0 = the schedule's default
+#include <math.h>
+#include <stdint.h>
+
+#ifndef VEC
+#define VEC 8
+#endif
+#ifndef NACC
+#define NACC 2
+#endif
+#ifndef UNROLL
+#define UNROLL 2
+#endif
+#ifndef SCHED
+#define SCHED 0
+#endif
+#ifndef CHUNK
+#define CHUNK 0
+#endif
+_Static_assert(VEC == 4 || VEC == 8 || VEC == 16, "VEC must be 4, 8 or 16");
+_Static_assert(NACC >= 1 && NACC <= 8, "NACC must be 1..8");
+_Static_assert(UNROLL >= 1 && UNROLL <= 8, "UNROLL must be 1..8");
+
+// Float sums are moved into double every BLOCK columns, so long rows keep
+// float-level accuracy; a multiple of every VEC*NACC.
+#define BLOCK 1024
+// Below this many elements the whole call runs on the calling thread: even
+// waking the OpenMP team costs more than the work.
+#define SERIAL_BELOW 65536
+
+// ---- OpenMP schedule from SCHED and CHUNK --------------------------------
+#define KS_STR_(x) #x
+#define KS_PRAGMA(x) _Pragma(KS_STR_(x))
+#if SCHED == 0
+#define KS_KIND static
+#elif SCHED == 1
+#define KS_KIND dynamic
+#elif SCHED == 2
+#define KS_KIND guided
+#else
+#error "SCHED must be 0 (static), 1 (dynamic) or 2 (guided)"
+#endif
+#if CHUNK > 0
+#define KS_SCHEDULE schedule(KS_KIND, CHUNK)
+#else
+#define KS_SCHEDULE schedule(KS_KIND)
+#endif
+#define KS_OMP_PARALLEL_FOR KS_PRAGMA(omp parallel for KS_SCHEDULE)
+
+// ---- SIMD helpers: GCC vector extensions, VEC floats wide ---------------
+typedef float vf __attribute__((vector_size(VEC * 4)));
+typedef int32_t vi __attribute__((vector_size(VEC * 4)));
+typedef double vd __attribute__((vector_size(VEC * 8)));
+
+static inline vf vsplat(float a) { return (vf){0} + a; }
+// Unaligned loads and stores; the compiler turns these into vmovups.
+static inline vf vload(const float *p) {
+  vf v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void vstore(float *p, vf v) { __builtin_memcpy(p, &v, sizeof v); }
+// The first n (< VEC) lanes from p, the others `fill`: row tails without
+// reading past the end.
+static inline vf vload_part(const float *p, int64_t n, float fill) {
+  float t[VEC];
+  for (int i = 0; i < VEC; i++)
+    t[i] = i < n ? p[i] : fill;
+  return vload(t);
+}
+static inline void vstore_part(float *p, vf v, int64_t n) {
+  float t[VEC];
+  vstore(t, v);
+  for (int64_t i = 0; i < n; i++)
+    p[i] = t[i];
+}
+static inline vf vsel(vi m, vf a, vf b) {
+  return (vf)((m & (vi)a) | (~m & (vi)b));
+}
+static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
+static inline float hmax(vf v) {
+  float m = v[0];
+  for (int i = 1; i < VEC; i++)
+    m = v[i] > m ? v[i] : m;
+  return m;
+}
+static inline double hsum_d(const vd *v) {
+  double s = 0.0;
+  for (int i = 0; i < VEC; i++)
+    s += (*v)[i];
+  return s;
+}
+static inline vd vwiden(vf v) { return __builtin_convertvector(v, vd); }
+
+// exp(x) lane-wise to ~2 ulp (Cephes expf); 0 below the float normal range,
+// so exp(-inf) = 0. Branch-free, no -ffast-math needed.
+static inline vf vexp(vf x) {
+  const vf lo = vsplat(-87.33654f), hi = vsplat(88.0f);
+  vi below = x < lo;
+  vf xc = vsel(below, lo, x);
+  xc = vsel(xc > hi, hi, xc);
+  // Round x*log2(e) to the nearest integer with the 1.5*2^23 trick.
+  vf kf = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  vf r = xc - kf * 0.693359375f;
+  r = r - kf * -2.12194440e-4f;
+  vf p = vsplat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  vi k = __builtin_convertvector(kf, vi);
+  vf scale = (vf)((k + 127) << 23);
+  return (vf)((vi)(p * scale) & ~below);
+}
+
+// ---- the kernel ----------------------------------------------------------
+// yr = xr * w; returns the sum of xr^2.
+static inline double row_fused(const float *restrict xr,
+                               const float *restrict w, float *restrict yr,
+                               int64_t cols) {
+  vd tot = {0};
+  int64_t c = 0;
+  while (c + VEC * NACC <= cols) {
+    int64_t end = c + BLOCK < cols ? c + BLOCK : cols;
+    vf acc[NACC];
+    for (int k = 0; k < NACC; k++)
+      acc[k] = vsplat(0.0f);
+    for (; c + VEC * NACC <= end; c += VEC * NACC)
+      for (int k = 0; k < NACC; k++) {
+        int64_t o = c + k * VEC;
+        vf v = vload(xr + o);
+        acc[k] += v * v;
+        vstore(yr + o, v * vload(w + o));
+      }
+    for (int k = 0; k < NACC; k++)
+      tot += vwiden(acc[k]);
+  }
+  vf a = vsplat(0.0f);
+  for (; c + VEC <= cols; c += VEC) {
+    vf v = vload(xr + c);
+    a += v * v;
+    vstore(yr + c, v * vload(w + c));
+  }
+  if (c < cols) {
+    vf v = vload_part(xr + c, cols - c, 0.0f);
+    a += v * v;
+    vstore_part(yr + c, v * vload_part(w + c, cols - c, 0.0f), cols - c);
+  }
+  tot += vwiden(a);
+  return hsum_d(&tot);
+}
+
+static inline void rmsnorm_row(const float *restrict xr,
+                               const float *restrict w, float *restrict yr,
+                               int64_t cols, float eps) {
+  double ss = row_fused(xr, w, yr, cols);
+  float inv = (float)(1.0 / sqrt(ss / (double)cols + (double)eps));
+  vf vinv = vsplat(inv);
+  int64_t c = 0;
+  for (; c + VEC * UNROLL <= cols; c += VEC * UNROLL)
+    for (int k = 0; k < UNROLL; k++)
+      vstore(yr + c + k * VEC, vload(yr + c + k * VEC) * vinv);
+  for (; c < cols; c++)
+    yr[c] *= inv;
+}
+
+void rmsnorm(const float *restrict x, const float *restrict w,
+             float *restrict y, int64_t rows, int64_t cols, float eps) {
+  if (rows <= 0 || cols <= 0)
+    return;
+  if (rows == 1 || rows * cols <= SERIAL_BELOW) {
+    for (int64_t r = 0; r < rows; r++)
+      rmsnorm_row(x + r * cols, w, y + r * cols, cols, eps);
+    return;
+  }
+  KS_OMP_PARALLEL_FOR
+  for (int64_t r = 0; r < rows; r++)
+    rmsnorm_row(x + r * cols, w, y + r * cols, cols, eps);
+}

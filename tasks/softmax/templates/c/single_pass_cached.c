@@ -1,0 +1,213 @@
+// ksearch: backend=c entry=softmax
+// ksearch: family=single_pass_cached
+// ksearch: concepts=single_pass_cache,simd_vectorization,multi_accumulator,loop_unrolling,fast_exp_poly,thread_parallel,omp_schedule
+// ksearch: param VEC in 8,16,4
+// ksearch: param NACC in 2,1,4
+// ksearch: param UNROLL in 2,1,4
+// ksearch: param SCHED in 0,1,2
+// ksearch: param CHUNK in 0,1,16
+//
+// Template for tasks/softmax, family single_pass_cached: pass 1 finds the
+// row max; pass 2 computes e = exp(x - max) once per element, stores it in
+// the output row (which then serves as the row's cache, still in L1/L2) and
+// sums it; pass 3 scales the cached row by 1/sum in place. One exp per
+// element instead of two (DESIGN.md: Candidate file; parameters arrive as
+// -D macros).
+//   VEC    floats per SIMD vector (GCC vector extensions)
+//   NACC   independent vector accumulators in the two reductions
+//   UNROLL vectors per iteration of the scaling pass
+//   SCHED  OpenMP schedule over rows: 0 static, 1 dynamic, 2 guided
+//   CHUNK  OpenMP chunk size in rows; 0 = the schedule's default
+#include <math.h>
+#include <stdint.h>
+
+#ifndef VEC
+#define VEC 8
+#endif
+#ifndef NACC
+#define NACC 2
+#endif
+#ifndef UNROLL
+#define UNROLL 2
+#endif
+#ifndef SCHED
+#define SCHED 0
+#endif
+#ifndef CHUNK
+#define CHUNK 0
+#endif
+_Static_assert(VEC == 4 || VEC == 8 || VEC == 16, "VEC must be 4, 8 or 16");
+_Static_assert(NACC >= 1 && NACC <= 8, "NACC must be 1..8");
+_Static_assert(UNROLL >= 1 && UNROLL <= 8, "UNROLL must be 1..8");
+
+// Float sums are moved into double every BLOCK columns, so long rows keep
+// float-level accuracy; a multiple of every VEC*NACC.
+#define BLOCK 1024
+// Below this many elements the whole call runs on the calling thread: even
+// waking the OpenMP team costs more than the work.
+#define SERIAL_BELOW 65536
+
+// ---- OpenMP schedule from SCHED and CHUNK --------------------------------
+#define KS_STR_(x) #x
+#define KS_PRAGMA(x) _Pragma(KS_STR_(x))
+#if SCHED == 0
+#define KS_KIND static
+#elif SCHED == 1
+#define KS_KIND dynamic
+#elif SCHED == 2
+#define KS_KIND guided
+#else
+#error "SCHED must be 0 (static), 1 (dynamic) or 2 (guided)"
+#endif
+#if CHUNK > 0
+#define KS_SCHEDULE schedule(KS_KIND, CHUNK)
+#else
+#define KS_SCHEDULE schedule(KS_KIND)
+#endif
+#define KS_OMP_PARALLEL_FOR KS_PRAGMA(omp parallel for KS_SCHEDULE)
+
+// ---- SIMD helpers: GCC vector extensions, VEC floats wide ---------------
+typedef float vf __attribute__((vector_size(VEC * 4)));
+typedef int32_t vi __attribute__((vector_size(VEC * 4)));
+typedef double vd __attribute__((vector_size(VEC * 8)));
+
+static inline vf vsplat(float a) { return (vf){0} + a; }
+// Unaligned loads and stores; the compiler turns these into vmovups.
+static inline vf vload(const float *p) {
+  vf v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void vstore(float *p, vf v) { __builtin_memcpy(p, &v, sizeof v); }
+// The first n (< VEC) lanes from p, the others `fill`: row tails without
+// reading past the end.
+static inline vf vload_part(const float *p, int64_t n, float fill) {
+  float t[VEC];
+  for (int i = 0; i < VEC; i++)
+    t[i] = i < n ? p[i] : fill;
+  return vload(t);
+}
+static inline void vstore_part(float *p, vf v, int64_t n) {
+  float t[VEC];
+  vstore(t, v);
+  for (int64_t i = 0; i < n; i++)
+    p[i] = t[i];
+}
+static inline vf vsel(vi m, vf a, vf b) {
+  return (vf)((m & (vi)a) | (~m & (vi)b));
+}
+static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
+static inline float hmax(vf v) {
+  float m = v[0];
+  for (int i = 1; i < VEC; i++)
+    m = v[i] > m ? v[i] : m;
+  return m;
+}
+static inline double hsum_d(const vd *v) {
+  double s = 0.0;
+  for (int i = 0; i < VEC; i++)
+    s += (*v)[i];
+  return s;
+}
+static inline vd vwiden(vf v) { return __builtin_convertvector(v, vd); }
+
+// exp(x) lane-wise to ~2 ulp (Cephes expf); 0 below the float normal range,
+// so exp(-inf) = 0. Branch-free, no -ffast-math needed.
+static inline vf vexp(vf x) {
+  const vf lo = vsplat(-87.33654f), hi = vsplat(88.0f);
+  vi below = x < lo;
+  vf xc = vsel(below, lo, x);
+  xc = vsel(xc > hi, hi, xc);
+  // Round x*log2(e) to the nearest integer with the 1.5*2^23 trick.
+  vf kf = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  vf r = xc - kf * 0.693359375f;
+  r = r - kf * -2.12194440e-4f;
+  vf p = vsplat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  vi k = __builtin_convertvector(kf, vi);
+  vf scale = (vf)((k + 127) << 23);
+  return (vf)((vi)(p * scale) & ~below);
+}
+
+// ---- the kernel ----------------------------------------------------------
+static inline float row_max(const float *restrict xr, int64_t cols) {
+  vf acc[NACC];
+  for (int k = 0; k < NACC; k++)
+    acc[k] = vsplat(-INFINITY);
+  int64_t c = 0;
+  for (; c + VEC * NACC <= cols; c += VEC * NACC)
+    for (int k = 0; k < NACC; k++)
+      acc[k] = vmax(acc[k], vload(xr + c + k * VEC));
+  for (; c + VEC <= cols; c += VEC)
+    acc[0] = vmax(acc[0], vload(xr + c));
+  if (c < cols)
+    acc[0] = vmax(acc[0], vload_part(xr + c, cols - c, -INFINITY));
+  for (int k = 1; k < NACC; k++)
+    acc[0] = vmax(acc[0], acc[k]);
+  return hmax(acc[0]);
+}
+
+// yr = exp(xr - m); returns the sum of yr.
+static inline double row_exp_store(const float *restrict xr,
+                                   float *restrict yr, int64_t cols, vf vm) {
+  vd tot = {0};
+  int64_t c = 0;
+  while (c + VEC * NACC <= cols) {
+    int64_t end = c + BLOCK < cols ? c + BLOCK : cols;
+    vf acc[NACC];
+    for (int k = 0; k < NACC; k++)
+      acc[k] = vsplat(0.0f);
+    for (; c + VEC * NACC <= end; c += VEC * NACC)
+      for (int k = 0; k < NACC; k++) {
+        vf e = vexp(vload(xr + c + k * VEC) - vm);
+        vstore(yr + c + k * VEC, e);
+        acc[k] += e;
+      }
+    for (int k = 0; k < NACC; k++)
+      tot += vwiden(acc[k]);
+  }
+  vf a = vsplat(0.0f);
+  for (; c + VEC <= cols; c += VEC) {
+    vf e = vexp(vload(xr + c) - vm);
+    vstore(yr + c, e);
+    a += e;
+  }
+  if (c < cols) { // padding lanes are -inf, whose exp is 0
+    vf e = vexp(vload_part(xr + c, cols - c, -INFINITY) - vm);
+    vstore_part(yr + c, e, cols - c);
+    a += e;
+  }
+  tot += vwiden(a);
+  return hsum_d(&tot);
+}
+
+static inline void softmax_row(const float *restrict xr, float *restrict yr,
+                               int64_t cols) {
+  vf vm = vsplat(row_max(xr, cols));
+  vf vinv = vsplat((float)(1.0 / row_exp_store(xr, yr, cols, vm)));
+  int64_t c = 0;
+  for (; c + VEC * UNROLL <= cols; c += VEC * UNROLL)
+    for (int k = 0; k < UNROLL; k++)
+      vstore(yr + c + k * VEC, vload(yr + c + k * VEC) * vinv);
+  for (; c < cols; c++)
+    yr[c] *= vinv[0];
+}
+
+void softmax(const float *restrict x, float *restrict y, int64_t rows,
+             int64_t cols) {
+  if (rows <= 0 || cols <= 0)
+    return;
+  if (rows == 1 || rows * cols <= SERIAL_BELOW) {
+    for (int64_t r = 0; r < rows; r++)
+      softmax_row(x + r * cols, y + r * cols, cols);
+    return;
+  }
+  KS_OMP_PARALLEL_FOR
+  for (int64_t r = 0; r < rows; r++)
+    softmax_row(x + r * cols, y + r * cols, cols);
+}
