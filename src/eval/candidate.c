@@ -36,13 +36,17 @@ static ks_code parse_line(ks_candidate *c, char *line, int lineno,
   if (!strncmp(p, "param ", 6)) {
     p = trim(p + 6);
     char *in = strstr(p, " in ");
+    size_t pl = strlen(p);
+    if (!in && pl > 3 && !strcmp(p + pl - 3, " in"))
+      in = p + pl - 3; /* "NAME in" with no values: reported below */
     if (!in)
       return ks_err_set(err, KS_ERR_INPUT,
                         "%s:%d: param line must read `// ksearch: param NAME "
                         "in V1,V2,...`",
                         c->path, lineno);
+    bool no_values = in[3] == 0;
     *in = 0;
-    char *name = trim(p), *vals = trim(in + 4);
+    char *name = trim(p), *vals = no_values ? in + 3 : trim(in + 4);
     if (!ident(name) || strlen(name) >= 64)
       return ks_err_set(err, KS_ERR_INPUT,
                         "%s:%d: parameter name \"%s\" must be a C identifier "

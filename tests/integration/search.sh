@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `ksearch run`: on each built-in task a small search finds a correct kernel
+# faster than the reference, and its best/ file stands alone; a run killed
+# with SIGKILL in the middle of an evaluation resumes without repeating or
+# losing an evaluation; bad run folders and templates get clear errors.
+set -u
+here=$(cd "$(dirname "$0")/../.." && pwd)
+ks=${KSEARCH:-$here/build/ksearch}
+tmp=$(mktemp -d /tmp/ksearch-search-test.XXXXXX)
+pass=0 fail=0
+check() {
+  if [[ $2 == yes ]]; then echo "ok   $1"; pass=$((pass + 1)); else echo "FAIL $1: $3"; fail=$((fail + 1)); fi
+}
+field() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" <<<"$2" 2>/dev/null; }
+db() { python3 -c "import sqlite3,sys; c=sqlite3.connect('file:'+sys.argv[1]+'?mode=ro', uri=True); print(c.execute(sys.argv[2]).fetchone()[0])" "$1" "$2" 2>/dev/null; }
+
+for t in softmax rmsnorm layernorm selective_scan; do
+  out=$("$ks" run "$t" --budget 4 --out "$tmp/$t" --json -q --min-time 0.02); rc=$?
+  ok=$(field '"yes" if d["best"] and d["best"]["score"] > 1 and d["evaluations"] == 4 and d["stopped_because"] == "budget" else "no"' "$out")
+  check "$t: run --budget 4 finds a correct kernel faster than the reference ($(field 'round(d["best"]["score"],2)' "$out")x)" "$([[ $rc == 0 ]] && echo "$ok")" "exit $rc: $out"
+  best=$(field 'd["best"]["file"]' "$out")
+  e=$("$ks" eval "$t" "$best" --json -q --no-timing); rc=$?
+  check "$t: best/$t.c builds and passes on its own" "$([[ $rc == 0 ]] && echo yes)" "exit $rc: $e"
+done
+out=$("$ks" show "$tmp/softmax"); rc=$?
+check "show prints the analysis, the tree and the best plan" "$([[ $rc == 0 && $out == *"bound"* && $out == *"algorithm:"* && $out == *"best plan"* ]] && echo yes)" "exit $rc: $out"
+
+# kill -9 in the middle of an evaluation, then resume
+run=$tmp/killed
+"$ks" run softmax --budget 6 --out "$run" -q --min-time 0.02 &
+pid=$!
+for _ in $(seq 1 600); do
+  n=$(db "$run/ksearch.db" "select count(*) from evaluations where status != 'running'")
+  r=$(db "$run/ksearch.db" "select count(*) from evaluations where status = 'running'")
+  [[ ${n:-0} -ge 2 && ${r:-0} -ge 1 ]] && break
+  sleep 0.1
+done
+kill -9 $pid; wait $pid 2>/dev/null
+before=$(db "$run/ksearch.db" "select group_concat(id||':'||candidate_id||':'||status||':'||score, ',') from (select * from evaluations where status not in ('running','interrupted') order by id)")
+nb=$(db "$run/ksearch.db" "select count(*) from evaluations where status not in ('running','interrupted')")
+check "killed mid-evaluation ($nb finished, one in flight)" "$([[ ${nb:-0} -ge 2 && ${r:-0} -ge 1 ]] && echo yes)" "finished=$nb running=$r"
+out=$("$ks" run --resume "$run" --budget 6 --json -q --min-time 0.02); rc=$?
+after=$(db "$run/ksearch.db" "select group_concat(id||':'||candidate_id||':'||status||':'||score, ',') from (select * from evaluations where status not in ('running','interrupted') order by id)")
+finished=$(db "$run/ksearch.db" "select count(*) from evaluations where status not in ('running','interrupted')")
+dups=$(db "$run/ksearch.db" "select count(*) - count(distinct candidate_id) from evaluations where status not in ('running','interrupted')")
+check "resume finishes the budget (6 evaluations)" "$([[ $rc == 0 && $finished == 6 ]] && echo yes)" "exit $rc finished=$finished $out"
+check "no finished evaluation lost: the first $nb are unchanged" "$([[ $after == "$before"* ]] && echo yes)" "before=$before after=$after"
+check "no candidate evaluated twice" "$([[ $dups == 0 ]] && echo yes)" "dups=$dups"
+
+# bad input
+err=$("$ks" run rmsnorm --resume "$tmp/softmax" --budget 5 2>&1); rc=$?
+check "run folder from another task: exit 2 naming both" "$([[ $rc == 2 && $err == *softmax* && $err == *rmsnorm* ]] && echo yes)" "exit $rc: $err"
+err=$("$ks" run softmax --out "$tmp/softmax" 2>&1); rc=$?
+check "existing run folder without --resume: exit 2" "$([[ $rc == 2 && $err == *--resume* ]] && echo yes)" "exit $rc: $err"
+mkdir -p "$tmp/corrupt" && echo "not a database" >"$tmp/corrupt/ksearch.db"
+err=$("$ks" run softmax --resume "$tmp/corrupt" 2>&1); rc=$?
+check "corrupt database: exit 2, file untouched" "$([[ $rc == 2 && $(cat "$tmp/corrupt/ksearch.db") == "not a database" ]] && echo yes)" "exit $rc: $err"
+mkdir -p "$tmp/notpl" && cp "$here"/tasks/softmax/task.json "$here"/tasks/softmax/reference.c "$tmp/notpl/"
+err=$("$ks" run "$tmp/notpl" --out "$tmp/notpl-run" 2>&1); rc=$?
+check "task without templates: exit 2, nothing to search" "$([[ $rc == 2 && $err == *"nothing to search"* ]] && echo yes)" "exit $rc: $err"
+mkdir -p "$tmp/notpl/templates/c" && printf '// ksearch: backend=c entry=softmax\n// ksearch: param VEC in\n' >"$tmp/notpl/templates/c/bad.c"
+err=$("$ks" run "$tmp/notpl" --out "$tmp/notpl-run2" 2>&1); rc=$?
+check "template with an empty parameter range: exit 2 naming it" "$([[ $rc == 2 && $err == *bad.c* && $err == *VEC* ]] && echo yes)" "exit $rc: $err"
+printf '// ksearch: backend=c entry=softmax\n// ksearch: param VEC in 4,8\n// ksearch: param VEC in 16\n' >"$tmp/notpl/templates/c/bad.c"
+err=$("$ks" run "$tmp/notpl" --out "$tmp/notpl-run3" 2>&1); rc=$?
+check "template declaring a parameter twice: exit 2" "$([[ $rc == 2 && $err == *twice* ]] && echo yes)" "exit $rc: $err"
+err=$("$ks" run softmax --planner llm 2>&1); rc=$?
+check "--planner llm says it is not implemented: exit 3" "$([[ $rc == 3 && $err == *"not implemented"* ]] && echo yes)" "exit $rc: $err"
+rm -rf "$tmp"
+echo "search: $pass passed, $fail failed"
+[[ $fail -eq 0 ]]
