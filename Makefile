@@ -68,7 +68,7 @@ asan-test:
 	$(MAKE) all
 	$(MAKE) BUILD=build-asan RUNNER_BIN=$(abspath build/ksearch-runner) SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" OPT="-O1 -g" unit-test
 
-bench: all
+bench: all $(BUILD)/bench_harness_overhead
 	bash bench/run_all.sh
 
 format:
@@ -81,3 +81,6 @@ clean:
 	rm -rf build build-asan
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+$(BUILD)/bench_harness_overhead: bench/harness_overhead.c $(BUILD)/libksearch.a
+	$(CC) $(CFLAGS_COMMON) $(OPT) -fopenmp -o $@ $^ $(LIBS)

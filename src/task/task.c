@@ -430,6 +430,10 @@ ks_code ks_task_load(const char *where, ks_task *task, ks_err *err) {
                "reference",
                path);
   }
+  /* absolute, because the runner works in its own private folder */
+  char abs_path[PATH_MAX];
+  if (realpath(path, abs_path))
+    ks_strlcpy(path, abs_path, sizeof path);
   char *text;
   if (ks_read_file(path, &text, NULL, err))
     return err->code;

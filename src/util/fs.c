@@ -141,7 +141,12 @@ ks_code ks_cache_dir(char *out, size_t n, ks_err *err) {
     snprintf(out, n, "%s/.cache/ksearch", home);
   else
     snprintf(out, n, "/tmp/ksearch-cache-%d", (int)getuid());
-  return ks_mkdir_p(out, err);
+  ks_code rc = ks_mkdir_p(out, err);
+  /* absolute, because the runner works in its own private folder */
+  char abs_path[PATH_MAX];
+  if (!rc && realpath(out, abs_path))
+    ks_strlcpy(out, abs_path, n);
+  return rc;
 }
 
 const char *ks_exe_dir(void) {
