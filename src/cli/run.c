@@ -1,6 +1,7 @@
 /* run.c — `ksearch run TASK ...` (the search) and `ksearch show RUN_DIR`
  * (the tree, the best plan, the top candidates). */
 #include "cli/cli.h"
+#include "search/planner.h"
 #include "search/search.h"
 #include "search/world_model.h"
 #include "store/store.h"
@@ -81,13 +82,13 @@ int ks_cmd_run(int argc, char **argv) {
     case 't': NUM(1, 1e7, "--time") so.time_s = v; break;
     case 'g': NUM(0, 1e6, "--stagnation") so.stagnation = (int)v; break;
     case 'p':
-      if (!strcmp(optarg, "llm")) {
+      if (!strcmp(optarg, "llm") && !ks_planner_find("llm")) {
         fputs("ksearch run: --planner llm is not implemented yet (the LLM "
               "planner issue); use --planner builtin\n",
               stderr);
         return 3;
       }
-      if (strcmp(optarg, "builtin") && strcmp(optarg, "random")) {
+      if (!ks_planner_find(optarg)) {
         fprintf(stderr, "ksearch run: --planner %s: use builtin or random\n",
                 optarg);
         return 2;

@@ -19,30 +19,58 @@
 #include "search/templates.h"
 #include "search/world_model.h"
 
-typedef struct ks_planner ks_planner;
+struct ks_eval_result;
+struct ks_store;
+struct ks_roofline;
+
+/* What every planner is created with. */
+typedef struct ks_planner_ctx {
+  const ks_task *task;
+  const char *backend;
+  const ks_template_set *tpls; /* may hold no template (LLM planner) */
+  const ks_class_spec *spec;
+  const ks_analysis *an;
+  const struct ks_roofline *roof; /* may be NULL */
+  struct ks_store *store;         /* for planners that record calls */
+  const char *run_dir;
+  uint64_t seed;
+  int max_attempts;
+  const json_t *options; /* planner-specific (e.g. LLM flags); may be NULL */
+} ks_planner_ctx;
 
 typedef struct ks_proposal {
   char node_id[KS_WM_ID_MAX];
-  const ks_template *tpl;
-  ks_candidate cand; /* owned; params set */
+  const ks_template *tpl; /* NULL when the code did not come from one */
+  ks_candidate cand;      /* owned; params set */
 } ks_proposal;
 
-ks_planner *ks_planner_new(const char *kind, const ks_template_set *tpls,
-                           const ks_class_spec *spec, const ks_analysis *an,
-                           uint64_t seed, int max_attempts);
-void ks_planner_free(ks_planner *p);
-/* Fills a fresh tree (root notes + one node per template). */
-ks_code ks_planner_init_tree(ks_planner *p, ks_wm *wm, ks_err *err);
-/* Tells the planner the parameters of a stored candidate (for children that
- * start from their parent's best parameters). */
-void ks_planner_remember(ks_planner *p, int64_t cand_id, const char *params);
-/* Next candidate. node_id is "" when the frontier is empty. */
-ks_code ks_planner_propose(ks_planner *p, ks_wm *wm, int iteration,
-                           ks_proposal *out, ks_err *err);
-/* Evidence: score 0 for a failed candidate. Updates statuses, expands solved
- * nodes, moves twin priorities. */
-ks_code ks_planner_observe(ks_planner *p, ks_wm *wm, const char *node_id,
-                           int64_t cand_id, double score, ks_err *err);
+/* One table of functions per planner, like the backends (DESIGN.md:
+ * planner / coder). */
+typedef struct ks_planner_i {
+  const char *name;
+  bool needs_templates;
+  ks_code (*create)(const ks_planner_ctx *ctx, void **self, ks_err *err);
+  /* Fills a fresh tree; a resumed tree (more than the root) is left alone. */
+  ks_code (*init_tree)(void *self, ks_wm *wm, ks_err *err);
+  /* The parameters of a stored candidate (children start from their
+   * parent's best parameters). */
+  void (*remember)(void *self, int64_t cand_id, const char *params);
+  /* Next candidate; out->node_id is "" when there is nothing left. */
+  ks_code (*propose)(void *self, ks_wm *wm, int iteration, ks_proposal *out,
+                     ks_err *err);
+  /* Evidence: score 0 for a failed candidate; res is the full result, NULL
+   * when replaying a stored evaluation on resume. */
+  ks_code (*observe)(void *self, ks_wm *wm, const char *node_id,
+                     int64_t cand_id, double score,
+                     const struct ks_eval_result *res, ks_err *err);
+  void (*destroy)(void *self);
+} ks_planner_i;
+
+/* The registry (planner_registry.c): "builtin", "random", ... */
+const ks_planner_i *ks_planner_find(const char *name);
 void ks_proposal_free(ks_proposal *pr);
+
+extern const ks_planner_i ks_planner_builtin;
+extern const ks_planner_i ks_planner_random;
 
 #endif

@@ -47,7 +47,8 @@ typedef struct run_state {
   ks_store *store;
   ks_evaluator *ev;
   ks_wm *wm;
-  ks_planner *pl;
+  const ks_planner_i *pi;
+  void *pl;
   json_t *score_of; /* candidate id -> score, for duplicates */
   int64_t evaluations, correct, since_best;
   double best_score;
@@ -106,7 +107,7 @@ static ks_code replay(run_state *s, ks_err *err) {
     rc = ks_store_get_candidate(s->store, rows[i].candidate_id, &c, err);
     if (rc)
       break;
-    ks_planner_remember(s->pl, c.id, c.params_json);
+    s->pi->remember(s->pl, c.id, c.params_json);
     ks_store_candidate_free(&c);
     double score =
         rows[i].correct && isfinite(rows[i].score) ? rows[i].score : 0;
@@ -116,8 +117,8 @@ static ks_code replay(run_state *s, ks_err *err) {
     if (node && !in_evidence(node, rows[i].candidate_id)) {
       ks_log(KS_LOG_INFO, "resume: replaying evaluation %lld into node %s",
              (long long)rows[i].id, rows[i].node_id);
-      rc = ks_planner_observe(s->pl, s->wm, rows[i].node_id,
-                              rows[i].candidate_id, score, err);
+      rc = s->pi->observe(s->pl, s->wm, rows[i].node_id, rows[i].candidate_id,
+                          score, NULL, err);
     }
   }
   free(rows);
@@ -211,7 +212,7 @@ static ks_code write_best(run_state *s, json_t *summary, ks_err *err) {
 static ks_code one_round(run_state *s, int iteration, double t0,
                          bool *exhausted, ks_err *err) {
   ks_proposal pr;
-  ks_code rc = ks_planner_propose(s->pl, s->wm, iteration, &pr, err);
+  ks_code rc = s->pi->propose(s->pl, s->wm, iteration, &pr, err);
   if (rc)
     return rc;
   if (!pr.node_id[0]) {
@@ -228,8 +229,8 @@ static ks_code one_round(run_state *s, int iteration, double t0,
     char key[32];
     snprintf(key, sizeof key, "%lld", (long long)cand_id);
     json_t *sc = json_object_get(s->score_of, key);
-    rc = ks_planner_observe(s->pl, s->wm, pr.node_id, cand_id,
-                            sc ? json_number_value(sc) : 0, err);
+    rc = s->pi->observe(s->pl, s->wm, pr.node_id, cand_id,
+                        sc ? json_number_value(sc) : 0, NULL, err);
     if (!rc)
       rc = save_tree(s, err);
     free(params);
@@ -240,7 +241,7 @@ static ks_code one_round(run_state *s, int iteration, double t0,
   if (!rc)
     rc = ks_store_add_candidate(s->store, pr.node_id, pr.cand.source, params,
                                 hex, &cand_id, &is_new, err);
-  ks_planner_remember(s->pl, cand_id, params);
+  s->pi->remember(s->pl, cand_id, params);
   free(params);
   int64_t eval_id = 0;
   if (!rc)
@@ -282,7 +283,7 @@ static ks_code one_round(run_state *s, int iteration, double t0,
     char plan[300];
     snprintf(plan, sizeof plan, "(%s: %s)", n ? n->decision : "?",
              n ? n->choice : "?");
-    rc = ks_planner_observe(s->pl, s->wm, pr.node_id, cand_id, score, err);
+    rc = s->pi->observe(s->pl, s->wm, pr.node_id, cand_id, score, &res, err);
     if (!rc)
       rc = save_tree(s, err);
     progress(s, pr.node_id, plan, &res, t0);
@@ -327,8 +328,17 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
                     "%s already holds a run; continue it with --resume %s or "
                     "choose another --out",
                     s->dir, s->dir);
-  if (!rc)
-    rc = ks_templates_load(&s->task, o->backend, &s->tpls, err);
+  s->pi = ks_planner_find(o->planner);
+  if (!rc && !s->pi)
+    rc = ks_err_set(err, KS_ERR_INPUT, "unknown planner \"%s\"", o->planner);
+  if (!rc) {
+    ks_err terr;
+    ks_code trc = ks_templates_load(&s->task, o->backend, &s->tpls, &terr);
+    if (trc && s->pi->needs_templates) {
+      *err = terr;
+      rc = trc;
+    }
+  }
   if (!rc)
     rc = ks_class_spec_load(s->task.klass, &s->spec, err);
   if (!rc)
@@ -379,8 +389,18 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
   if (!rc) {
     ks_analyze(&s->task, ks_evaluator_roofline(s->ev),
                ks_evaluator_ref_times(s->ev), &s->an);
-    s->pl = ks_planner_new(o->planner, &s->tpls, &s->spec, &s->an, o->seed,
-                           o->max_attempts);
+    ks_planner_ctx ctx = {&s->task,
+                          o->backend,
+                          &s->tpls,
+                          &s->spec,
+                          &s->an,
+                          ks_evaluator_roofline(s->ev),
+                          s->store,
+                          s->dir,
+                          o->seed,
+                          o->max_attempts,
+                          o->planner_options};
+    rc = s->pi->create(&ctx, &s->pl, err);
     char wm_path[PATH_MAX + 32];
     snprintf(wm_path, sizeof wm_path, "%s/world_model.json", s->dir);
     if (resume && ks_file_exists(wm_path))
@@ -388,7 +408,7 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
     else
       s->wm = ks_wm_new(s->task.name);
     if (!rc)
-      rc = ks_planner_init_tree(s->pl, s->wm, err);
+      rc = s->pi->init_tree(s->pl, s->wm, err);
     if (!rc)
       rc = replay(s, err);
     if (!rc)
@@ -479,7 +499,8 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
     free(text);
     *summary = sum;
   }
-  ks_planner_free(s->pl);
+  if (s->pl)
+    s->pi->destroy(s->pl);
   ks_wm_free(s->wm);
   ks_evaluator_free(s->ev);
   if (s->store)

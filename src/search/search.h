@@ -16,8 +16,9 @@
 typedef struct ks_search_opts {
   const char *task;
   const char *backend;
-  const char *planner; /* "builtin" (default) or "random" */
-  const char *out_dir; /* NULL: runs/<task>-<timestamp> */
+  const char *planner; /* a name in planner_registry.c; default "builtin" */
+  const json_t *planner_options; /* planner-specific, may be NULL */
+  const char *out_dir;           /* NULL: runs/<task>-<timestamp> */
   const char *resume_dir;
   int budget;     /* evaluations, counting earlier sessions of the run */
   double time_s;  /* 0: no limit */

@@ -1,4 +1,4 @@
-/* planner.c — see planner.h. */
+/* planner_builtin.c — the built-in and random planners; see planner.h. */
 #include "search/planner.h"
 #include "util/util.h"
 
@@ -23,7 +23,7 @@ typedef struct tpl_plan {
   level lv[MAX_LEVELS];
 } tpl_plan;
 
-struct ks_planner {
+typedef struct ks_planner {
   bool random;
   const ks_template_set *tpls;
   const ks_class_spec *spec;
@@ -32,7 +32,7 @@ struct ks_planner {
   int max_attempts;
   tpl_plan plans[KS_MAX_TEMPLATES];
   json_t *params_of; /* candidate id (string) -> params object */
-};
+} ks_planner;
 
 static void build_plan(ks_planner *p, int ti) {
   const ks_template *t = &p->tpls->t[ti];
@@ -69,30 +69,44 @@ static void build_plan(ks_planner *p, int ti) {
   }
 }
 
-ks_planner *ks_planner_new(const char *kind, const ks_template_set *tpls,
-                           const ks_class_spec *spec, const ks_analysis *an,
-                           uint64_t seed, int max_attempts) {
+static ks_planner *planner_new(const ks_planner_ctx *ctx, bool random) {
   ks_planner *p = ks_xcalloc(1, sizeof *p);
-  p->random = kind && !strcmp(kind, "random");
-  p->tpls = tpls;
-  p->spec = spec;
-  p->an = an;
-  p->seed = seed;
-  p->max_attempts = max_attempts > 0 ? max_attempts : 3;
+  p->random = random;
+  p->tpls = ctx->tpls;
+  p->spec = ctx->spec;
+  p->an = ctx->an;
+  p->seed = ctx->seed;
+  p->max_attempts = ctx->max_attempts > 0 ? ctx->max_attempts : 3;
   p->params_of = json_object();
-  for (int i = 0; i < tpls->n; i++)
+  for (int i = 0; i < p->tpls->n; i++)
     build_plan(p, i);
   return p;
 }
 
-void ks_planner_free(ks_planner *p) {
+static ks_code create_builtin(const ks_planner_ctx *ctx, void **self,
+                              ks_err *err) {
+  (void)err;
+  *self = planner_new(ctx, false);
+  return KS_OK;
+}
+
+static ks_code create_random(const ks_planner_ctx *ctx, void **self,
+                             ks_err *err) {
+  (void)err;
+  *self = planner_new(ctx, true);
+  return KS_OK;
+}
+
+static void planner_free(void *self) {
+  ks_planner *p = self;
   if (!p)
     return;
   json_decref(p->params_of);
   free(p);
 }
 
-void ks_planner_remember(ks_planner *p, int64_t cand_id, const char *params) {
+static void remember(void *self, int64_t cand_id, const char *params) {
+  ks_planner *p = self;
   char key[32];
   snprintf(key, sizeof key, "%lld", (long long)cand_id);
   json_t *j = json_loads(params, 0, NULL);
@@ -124,7 +138,8 @@ static int level_of(const ks_planner *p, int ti, const ks_wm_node *n) {
   return -1;
 }
 
-ks_code ks_planner_init_tree(ks_planner *p, ks_wm *wm, ks_err *err) {
+static ks_code init_tree(void *self, ks_wm *wm, ks_err *err) {
+  ks_planner *p = self;
   if (ks_wm_count(wm) > 1)
     return KS_OK; /* resumed: the tree is already there */
   ks_wm_set_root_notes(wm, p->an->text);
@@ -194,8 +209,9 @@ static ks_code propose_random(ks_planner *p, ks_wm *wm, int iteration,
   return rc;
 }
 
-ks_code ks_planner_propose(ks_planner *p, ks_wm *wm, int iteration,
-                           ks_proposal *out, ks_err *err) {
+static ks_code propose(void *self, ks_wm *wm, int iteration, ks_proposal *out,
+                       ks_err *err) {
+  ks_planner *p = self;
   memset(out, 0, sizeof *out);
   if (p->random)
     return propose_random(p, wm, iteration, out, err);
@@ -321,8 +337,11 @@ static ks_code expand(ks_planner *p, ks_wm *wm, const ks_wm_node *n, int ti,
   return KS_OK;
 }
 
-ks_code ks_planner_observe(ks_planner *p, ks_wm *wm, const char *node_id,
-                           int64_t cand_id, double score, ks_err *err) {
+static ks_code observe(void *self, ks_wm *wm, const char *node_id,
+                       int64_t cand_id, double score,
+                       const struct ks_eval_result *res, ks_err *err) {
+  ks_planner *p = self;
+  (void)res;
   const ks_wm_node *n = ks_wm_find(wm, node_id);
   if (!n)
     return KS_OK; /* the node was deleted meanwhile: nothing to learn */
@@ -366,4 +385,24 @@ ks_code ks_planner_observe(ks_planner *p, ks_wm *wm, const char *node_id,
   return rc;
 }
 
-void ks_proposal_free(ks_proposal *pr) { ks_candidate_free(&pr->cand); }
+const ks_planner_i ks_planner_builtin = {
+    .name = "builtin",
+    .needs_templates = true,
+    .create = create_builtin,
+    .init_tree = init_tree,
+    .remember = remember,
+    .propose = propose,
+    .observe = observe,
+    .destroy = planner_free,
+};
+
+const ks_planner_i ks_planner_random = {
+    .name = "random",
+    .needs_templates = true,
+    .create = create_random,
+    .init_tree = init_tree,
+    .remember = remember,
+    .propose = propose,
+    .observe = observe,
+    .destroy = planner_free,
+};
