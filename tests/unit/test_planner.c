@@ -1,0 +1,231 @@
+/* test_planner.c — the built-in planner's rules (search/planner.h): family
+ * nodes per template, expansion of a solved node into the next decision's
+ * choices, failure after the allowed attempts, twin evidence moving
+ * priorities, determinism under a seed, and the analysis regimes. */
+#include "search/analysis.h"
+#include "search/planner.h"
+#include "util/util.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char g_dir[256];
+static ks_task g_task;
+static ks_template_set g_tpls;
+static ks_class_spec g_spec;
+static ks_analysis g_an;
+
+static void put(const char *rel, const char *text) {
+  char p[512];
+  snprintf(p, sizeof p, "%s/%s", g_dir, rel);
+  FILE *f = fopen(p, "w");
+  cr_assert(f, "cannot write %s", p);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void setup(void) {
+  snprintf(g_dir, sizeof g_dir, "/tmp/ks-planner-test-%d", (int)getpid());
+  char p[512];
+  snprintf(p, sizeof p, "%s/templates/c", g_dir);
+  ks_err err;
+  cr_assert_eq(ks_mkdir_p(p, &err), KS_OK);
+  put("reference.c", "void t(const float *x, float *y, long n) {}\n");
+  put("task.json",
+      "{\"name\":\"t\",\"class\":\"row_reduction\",\"axes\":{\"n\":{"
+      "\"type\":\"var\"}},\"inputs\":{\"x\":{\"shape\":[\"n\"],\"dtype\":"
+      "\"float32\"}},\"outputs\":{\"y\":{\"shape\":[\"n\"],\"dtype\":"
+      "\"float32\"}},\"reference\":\"reference.c\",\"cost\":{\"bytes\":"
+      "\"8*n\",\"flops\":\"n\"},\"workloads\":[{\"n\":100},{\"n\":"
+      "10000000}]}");
+  put("templates/c/alpha.c", "// ksearch: backend=c entry=t\n"
+                             "// ksearch: family=alpha concepts=simd\n"
+                             "// ksearch: param VEC in 8,16,4\n"
+                             "// ksearch: param UNROLL in 1,2\n");
+  put("templates/c/beta.c", "// ksearch: backend=c entry=t\n"
+                            "// ksearch: param VEC in 8,16\n"
+                            "// ksearch: param UNROLL in 1,2\n");
+  cr_assert_eq(ks_task_load(g_dir, &g_task, &err), KS_OK, "%s", err.msg);
+  cr_assert_eq(ks_templates_load(&g_task, "c", &g_tpls, &err), KS_OK, "%s",
+               err.msg);
+  /* a class spec in memory: template, then vector width, then unrolling */
+  memset(&g_spec, 0, sizeof g_spec);
+  g_spec.n_decisions = 3;
+  strcpy(g_spec.d[0].name, "algorithm");
+  g_spec.d[0].is_template = true;
+  strcpy(g_spec.d[1].name, "vector width");
+  strcpy(g_spec.d[1].params[0], "VEC");
+  g_spec.d[1].n_params = 1;
+  strcpy(g_spec.d[2].name, "unrolling");
+  strcpy(g_spec.d[2].params[0], "UNROLL");
+  g_spec.d[2].n_params = 1;
+  for (int r = 0; r < KS_REGIME_COUNT; r++) {
+    g_spec.d[0].priority[r] = 0.6;
+    g_spec.d[1].priority[r] = 0.9;
+    g_spec.d[2].priority[r] = 0.5;
+  }
+  ks_roofline roof;
+  memset(&roof, 0, sizeof roof);
+  roof.bandwidth_gbps = 10;
+  roof.peak_gflops = 100;
+  ks_analyze(&g_task, &roof, NULL, &g_an);
+}
+
+static void teardown(void) {
+  ks_templates_free(&g_tpls);
+  ks_task_free(&g_task);
+  ks_rm_rf(g_dir);
+}
+
+static void *new_planner(const ks_planner_i *pi, uint64_t seed) {
+  ks_planner_ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.task = &g_task;
+  ctx.tpls = &g_tpls;
+  ctx.spec = &g_spec;
+  ctx.an = &g_an;
+  ctx.seed = seed;
+  ctx.max_attempts = 2;
+  void *p = NULL;
+  ks_err err;
+  cr_assert_eq(pi->create(&ctx, &p, &err), KS_OK);
+  return p;
+}
+
+TestSuite(planner, .init = setup, .fini = teardown);
+
+Test(planner, analysis_regimes) {
+  cr_assert_eq(g_an.regime[0], KS_REGIME_LATENCY, "100 floats is tiny");
+  cr_assert_eq(g_an.regime[1], KS_REGIME_MEMORY, "0.125 flop/byte < 10");
+  cr_assert_eq(g_an.main_regime, KS_REGIME_MEMORY);
+  cr_assert(strstr(g_an.text, "memory-bound"));
+}
+
+Test(planner, families_then_expansion) {
+  void *p = new_planner(&ks_planner_builtin, 1);
+  ks_wm *wm = ks_wm_new("t");
+  ks_err err;
+  cr_assert_eq(ks_planner_builtin.init_tree(p, wm, &err), KS_OK);
+  cr_assert_eq(ks_wm_count(wm), 3, "root + one family per template");
+  cr_assert(strstr(ks_wm_root(wm)->notes, "bottleneck"),
+            "the analysis lives in the root notes");
+  ks_proposal pr;
+  cr_assert_eq(ks_planner_builtin.propose(p, wm, 0, &pr, &err), KS_OK);
+  const ks_wm_node *n = ks_wm_find(wm, pr.node_id);
+  cr_assert_str_eq(n->decision, "algorithm");
+  /* first attempt of a family uses the declared defaults */
+  cr_assert_str_eq(ks_candidate_param(&pr.cand, "VEC"), "8");
+  cr_assert_str_eq(ks_candidate_param(&pr.cand, "UNROLL"), "1");
+  char *params = ks_candidate_params_json(&pr.cand);
+  ks_planner_builtin.remember(p, 11, params);
+  free(params);
+  char id[KS_WM_ID_MAX];
+  ks_strlcpy(id, pr.node_id, sizeof id);
+  ks_proposal_free(&pr);
+  cr_assert_eq(ks_planner_builtin.observe(p, wm, id, 11, 2.0, NULL, &err),
+               KS_OK);
+  n = ks_wm_find(wm, id);
+  cr_assert_eq(n->status, KS_WM_SOLVED);
+  const ks_wm_node *kids[8];
+  int nk = ks_wm_children(wm, id, kids, 8);
+  /* next decision: vector width; the parent's VEC=8 is not repeated */
+  cr_assert_gt(nk, 0);
+  for (int i = 0; i < nk && i < 8; i++) {
+    cr_assert_str_eq(kids[i]->decision, "vector width");
+    cr_assert_null(strstr(kids[i]->choice, "VEC=8"));
+    cr_assert_float_eq(kids[i]->action.priority, 0.9, 1e-9);
+  }
+  ks_wm_free(wm);
+  ks_planner_builtin.destroy(p);
+}
+
+Test(planner, refinement_needs_improvement_and_fails_after_attempts) {
+  void *p = new_planner(&ks_planner_builtin, 1);
+  ks_wm *wm = ks_wm_new("t");
+  ks_err err;
+  ks_planner_builtin.init_tree(p, wm, &err);
+  const ks_wm_node *fam = ks_wm_node_at(wm, 1);
+  char fid[KS_WM_ID_MAX];
+  ks_strlcpy(fid, fam->id, sizeof fid);
+  ks_planner_builtin.remember(p, 1, "{\"VEC\":\"8\",\"UNROLL\":\"1\"}");
+  ks_planner_builtin.observe(p, wm, fid, 1, 2.0, NULL, &err);
+  const ks_wm_node *kids[8];
+  ks_wm_children(wm, fid, kids, 8);
+  char kid[KS_WM_ID_MAX];
+  ks_strlcpy(kid, kids[0]->id, sizeof kid);
+  /* slower than the parent: not solved; after 2 attempts it fails */
+  ks_planner_builtin.observe(p, wm, kid, 2, 1.5, NULL, &err);
+  cr_assert_eq(ks_wm_find(wm, kid)->status, KS_WM_OPEN);
+  ks_planner_builtin.observe(p, wm, kid, 3, 0, NULL, &err);
+  cr_assert_eq(ks_wm_find(wm, kid)->status, KS_WM_FAILED);
+  ks_wm_free(wm);
+  ks_planner_builtin.destroy(p);
+}
+
+Test(planner, twins_move_with_evidence) {
+  void *p = new_planner(&ks_planner_builtin, 1);
+  ks_wm *wm = ks_wm_new("t");
+  ks_err err;
+  ks_planner_builtin.init_tree(p, wm, &err);
+  char f1[KS_WM_ID_MAX], f2[KS_WM_ID_MAX];
+  ks_strlcpy(f1, ks_wm_node_at(wm, 1)->id, sizeof f1);
+  ks_strlcpy(f2, ks_wm_node_at(wm, 2)->id, sizeof f2);
+  ks_planner_builtin.remember(p, 1, "{\"VEC\":\"8\",\"UNROLL\":\"1\"}");
+  ks_planner_builtin.observe(p, wm, f1, 1, 2.0, NULL, &err);
+  ks_planner_builtin.observe(p, wm, f2, 1, 2.0, NULL, &err);
+  /* VEC=16 under family 1 doubles the score: VEC=16 under family 2 rises */
+  const ks_wm_node *k1[8], *k2[8];
+  int n1 = ks_wm_children(wm, f1, k1, 8), n2 = ks_wm_children(wm, f2, k2, 8);
+  const char *a = NULL, *b = NULL;
+  for (int i = 0; i < n1 && i < 8; i++)
+    if (!strcmp(k1[i]->choice, "VEC=16"))
+      a = k1[i]->id;
+  for (int i = 0; i < n2 && i < 8; i++)
+    if (!strcmp(k2[i]->choice, "VEC=16"))
+      b = k2[i]->id;
+  cr_assert(a && b);
+  char aid[KS_WM_ID_MAX], bid[KS_WM_ID_MAX];
+  ks_strlcpy(aid, a, sizeof aid);
+  ks_strlcpy(bid, b, sizeof bid);
+  double before = ks_wm_find(wm, bid)->action.priority;
+  ks_planner_builtin.observe(p, wm, aid, 5, 4.0, NULL, &err);
+  cr_assert_gt(ks_wm_find(wm, bid)->action.priority, before);
+  ks_wm_free(wm);
+  ks_planner_builtin.destroy(p);
+}
+
+Test(planner, same_seed_same_proposals) {
+  char seen[2][8][128];
+  for (int run = 0; run < 2; run++) {
+    void *p = new_planner(&ks_planner_random, 42);
+    ks_wm *wm = ks_wm_new("t");
+    ks_err err;
+    ks_planner_random.init_tree(p, wm, &err);
+    for (int i = 0; i < 8; i++) {
+      ks_proposal pr;
+      cr_assert_eq(ks_planner_random.propose(p, wm, i, &pr, &err), KS_OK);
+      char *pj = ks_candidate_params_json(&pr.cand);
+      snprintf(seen[run][i], 128, "%s %s", pr.tpl->name, pj);
+      free(pj);
+      ks_proposal_free(&pr);
+    }
+    ks_wm_free(wm);
+    ks_planner_random.destroy(p);
+  }
+  for (int i = 0; i < 8; i++)
+    cr_assert_str_eq(seen[0][i], seen[1][i]);
+}
+
+Test(planner, no_templates_is_a_clear_error) {
+  char p[512];
+  snprintf(p, sizeof p, "%s/templates/c", g_dir);
+  ks_rm_rf(p);
+  ks_template_set s;
+  ks_err err;
+  cr_assert_eq(ks_templates_load(&g_task, "c", &s, &err), KS_ERR_INPUT);
+  cr_assert(strstr(err.msg, "nothing to search"), "%s", err.msg);
+}
