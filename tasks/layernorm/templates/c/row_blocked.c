@@ -188,10 +188,9 @@ layernorm_rows(const float *restrict x, const float *restrict w,
     int64_t n = cols - c;
     vf wv = vload_part(w + c, n, 0.0f), bv = vload_part(b + c, n, 0.0f);
     for (int i = 0; i < R; i++)
-      vstore_part(yr[i] + c,
-                  (vload_part(xr[i] + c, n, 0.0f) - vmean[i]) * (vinv[i] * wv) +
-                      bv,
-                  n);
+      vstore_part(
+          yr[i] + c,
+          (vload_part(xr[i] + c, n, 0.0f) - vmean[i]) * (vinv[i] * wv) + bv, n);
   }
 }
 

@@ -181,8 +181,7 @@ static inline double row_sum(const float *restrict xr, int64_t cols,
 }
 
 // y = (x - mean) * (inv * w) + b over one row, UNROLL vectors at a time.
-static inline void row_output(const float *restrict xr,
-                              const float *restrict w,
+static inline void row_output(const float *restrict xr, const float *restrict w,
                               const float *restrict b, float *restrict yr,
                               int64_t cols, float mean, float inv) {
   vf vm = vsplat(mean), vi_ = vsplat(inv);
@@ -190,7 +189,8 @@ static inline void row_output(const float *restrict xr,
   for (; c + VEC * UNROLL <= cols; c += VEC * UNROLL)
     for (int k = 0; k < UNROLL; k++) {
       int64_t o = c + k * VEC;
-      vstore(yr + o, (vload(xr + o) - vm) * (vi_ * vload(w + o)) + vload(b + o));
+      vstore(yr + o,
+             (vload(xr + o) - vm) * (vi_ * vload(w + o)) + vload(b + o));
     }
   for (; c + VEC <= cols; c += VEC)
     vstore(yr + c, (vload(xr + c) - vm) * (vi_ * vload(w + c)) + vload(b + c));

@@ -190,8 +190,9 @@ typedef struct {
   int64_t ts, sn;
 } bc_view;
 
-static inline bc_view bc_of(const float *restrict tr, const float *restrict orig,
-                            int64_t b, int64_t seqlen) {
+static inline bc_view bc_of(const float *restrict tr,
+                            const float *restrict orig, int64_t b,
+                            int64_t seqlen) {
   bc_view v;
   if (tr) {
     v.p = tr + b * seqlen * DSTATE;
@@ -219,8 +220,8 @@ static inline vf bc_load(bc_view v, int64_t t, int k) {
 // ---- the kernel ----------------------------------------------------------
 // One (b, d) row: all seqlen steps, TCHUNK at a time.
 static void scan_row(const float *restrict u, const float *restrict delta,
-                     const float *restrict Ad, bc_view Bv, bc_view Cv,
-                     float Dd, const float *restrict z, float *restrict out,
+                     const float *restrict Ad, bc_view Bv, bc_view Cv, float Dd,
+                     const float *restrict z, float *restrict out,
                      int64_t seqlen, int32_t sp) {
   vf h[NV], a[NV];
   for (int k = 0; k < NV; k++) {

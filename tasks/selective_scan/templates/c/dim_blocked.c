@@ -210,8 +210,9 @@ typedef struct {
   int64_t ts, sn;
 } bc_view;
 
-static inline bc_view bc_of(const float *restrict tr, const float *restrict orig,
-                            int64_t b, int64_t seqlen) {
+static inline bc_view bc_of(const float *restrict tr,
+                            const float *restrict orig, int64_t b,
+                            int64_t seqlen) {
   bc_view v;
   if (tr) {
     v.p = tr + b * seqlen * DSTATE;
@@ -242,9 +243,9 @@ static inline vf bc_load(bc_view v, int64_t t, int k) {
 static inline __attribute__((always_inline)) void
 scan_rows(const float *restrict u, const float *restrict delta,
           const float *restrict A, bc_view Bv, bc_view Cv,
-          const float *restrict D, const float *restrict z,
-          float *restrict out, int64_t b, int64_t dim, int64_t d0, int R,
-          int64_t seqlen, int32_t sp) {
+          const float *restrict D, const float *restrict z, float *restrict out,
+          int64_t b, int64_t dim, int64_t d0, int R, int64_t seqlen,
+          int32_t sp) {
   vf h[DBLOCK][NV], a[DBLOCK][NV];
   float Dd[DBLOCK];
   int64_t row[DBLOCK];

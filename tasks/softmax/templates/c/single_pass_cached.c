@@ -153,8 +153,8 @@ static inline float row_max(const float *restrict xr, int64_t cols) {
 }
 
 // yr = exp(xr - m); returns the sum of yr.
-static inline double row_exp_store(const float *restrict xr,
-                                   float *restrict yr, int64_t cols, vf vm) {
+static inline double row_exp_store(const float *restrict xr, float *restrict yr,
+                                   int64_t cols, vf vm) {
   vd tot = {0};
   int64_t c = 0;
   while (c + VEC * NACC <= cols) {
