@@ -141,7 +141,7 @@ Test(candidate, empty_values) {
   cr_expect(strstr(err.msg, "VEC") != NULL, "%s", err.msg);
   cr_expect(strstr(err.msg, "no values") != NULL, "%s", err.msg);
   ca_parse_bad("// ksearch: param VEC in\n", &err);
-  cr_expect(strstr(err.msg, "param NAME in") != NULL, "%s", err.msg);
+  cr_expect(strstr(err.msg, "VEC has no values") != NULL, "%s", err.msg);
   ca_parse_bad("// ksearch: param VEC 1,2\n", &err);
   cr_expect(strstr(err.msg, "param NAME in") != NULL, "%s", err.msg);
 }
