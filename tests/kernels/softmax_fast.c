@@ -39,6 +39,22 @@ static inline void softmax_row(const float *restrict x, float *restrict y,
                                int64_t r, int64_t cols) {
   const float *xr = x + r * cols;
   float *yr = y + r * cols;
+  if (cols < 16) {
+    // Short rows: vector loop set-up costs more than the work; libm's expf
+    // keeps these loops scalar.
+    float m = -INFINITY;
+    for (int64_t c = 0; c < cols; c++)
+      m = xr[c] > m ? xr[c] : m;
+    float s = 0.0f;
+    for (int64_t c = 0; c < cols; c++) {
+      yr[c] = expf(xr[c] - m);
+      s += yr[c];
+    }
+    float inv = 1.0f / s;
+    for (int64_t c = 0; c < cols; c++)
+      yr[c] *= inv;
+    return;
+  }
   float m = -INFINITY;
 #pragma omp simd reduction(max : m)
   for (int64_t c = 0; c < cols; c++)
