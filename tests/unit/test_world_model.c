@@ -712,7 +712,7 @@ Test(world_model, selection_by_priority_then_difficulty) {
 static void wmt_pick_sequence(uint64_t seed, char out[6][KS_WM_ID_MAX]) {
   ks_wm *wm = ks_wm_new("t");
   for (int i = 0; i < 8; i++) {
-    char id[8];
+    char id[16];
     snprintf(id, sizeof id, "t%d", i);
     wmt_add(wm, id, "root", "d", id, 0.5, 2);
   }
@@ -736,7 +736,7 @@ Test(world_model, same_seed_same_picks_different_seeds_differ) {
   /* Ties among 8 equal nodes: seeds must not all pick the same one. */
   ks_wm *wm = ks_wm_new("t");
   for (int i = 0; i < 8; i++) {
-    char id[8];
+    char id[16];
     snprintf(id, sizeof id, "t%d", i);
     wmt_add(wm, id, "root", "d", id, 0.5, 2);
   }
