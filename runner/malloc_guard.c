@@ -10,6 +10,7 @@
  * malloc itself. */
 #ifndef __SANITIZE_ADDRESS__
 #include "eval/protocol.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -22,21 +23,9 @@ extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 
 static void report(size_t bytes) {
-  char buf[96] = "{\"event\":\"alloc_failed\",\"bytes\":";
-  size_t len = strlen(buf);
-  char d[24];
-  int nd = 0;
-  do {
-    d[nd++] = (char)('0' + bytes % 10);
-    bytes /= 10;
-  } while (bytes && nd < 23);
-  while (nd)
-    buf[len++] = d[--nd];
-  buf[len++] = '}';
-  buf[len++] = '\n';
   int e = errno;
-  ssize_t w = write(KS_RESULT_FD, buf, len);
-  (void)w;
+  ks_write_event_u64(KS_RESULT_FD,
+                     "{\"event\":\"alloc_failed\",\"bytes\":", bytes);
   errno = e;
 }
 

@@ -12,15 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool ident(const char *s) {
-  if (!*s || !(isalpha((unsigned char)*s) || *s == '_'))
-    return false;
-  for (; *s; s++)
-    if (!(isalnum((unsigned char)*s) || *s == '_'))
-      return false;
-  return true;
-}
-
 static char *trim(char *s) {
   while (isspace((unsigned char)*s))
     s++;
@@ -47,7 +38,7 @@ static ks_code parse_line(ks_candidate *c, char *line, int lineno,
     bool no_values = in[3] == 0;
     *in = 0;
     char *name = trim(p), *vals = no_values ? in + 3 : trim(in + 4);
-    if (!ident(name) || strlen(name) >= 64)
+    if (!ks_is_c_ident(name) || strlen(name) >= 64)
       return ks_err_set(err, KS_ERR_INPUT,
                         "%s:%d: parameter name \"%s\" must be a C identifier "
                         "(it becomes a -D macro)",
@@ -110,7 +101,7 @@ static ks_code parse_line(ks_candidate *c, char *line, int lineno,
     if (!strcmp(k, "backend"))
       ks_strlcpy(c->backend, v, sizeof c->backend);
     else if (!strcmp(k, "entry")) {
-      if (!ident(v))
+      if (!ks_is_c_ident(v))
         return ks_err_set(err, KS_ERR_INPUT,
                           "%s:%d: entry \"%s\" must be a C identifier", c->path,
                           lineno, v);
@@ -174,7 +165,7 @@ ks_code ks_candidate_load(const char *path, const char *default_entry,
 
 ks_code ks_candidate_set_param(ks_candidate *c, const char *name,
                                const char *value, ks_err *err) {
-  if (!ident(name) || strlen(name) >= 64)
+  if (!ks_is_c_ident(name) || strlen(name) >= 64)
     return ks_err_set(err, KS_ERR_INPUT,
                       "--param %s: the name must be a C identifier", name);
   if (strlen(value) >= 64 || strpbrk(value, " \t\n\"'\\$`;"))

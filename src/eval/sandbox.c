@@ -27,25 +27,9 @@ static int g_report_fd = -1; /* read by the signal handler only */
 static void on_sigsys(int sig, siginfo_t *info, void *uctx) {
   (void)sig;
   (void)uctx;
-  char buf[64] = "{\"event\":\"sigsys\",\"nr\":";
-  size_t len = strlen(buf);
-  int nr = info->si_syscall;
-  char digits[16];
-  int nd = 0;
-  if (nr < 0)
-    nr = 0;
-  do {
-    digits[nd++] = (char)('0' + nr % 10);
-    nr /= 10;
-  } while (nr && nd < 15);
-  while (nd)
-    buf[len++] = digits[--nd];
-  buf[len++] = '}';
-  buf[len++] = '\n';
-  if (g_report_fd >= 0) {
-    ssize_t w = write(g_report_fd, buf, len);
-    (void)w;
-  }
+  if (g_report_fd >= 0)
+    ks_write_event_u64(g_report_fd, "{\"event\":\"sigsys\",\"nr\":",
+                       (uint64_t)(info->si_syscall > 0 ? info->si_syscall : 0));
   _exit(KS_SANDBOX_SIGSYS_EXIT);
 }
 

@@ -17,15 +17,6 @@
 
 #define BAD(...) ks_err_set(err, KS_ERR_INPUT, __VA_ARGS__)
 
-static bool valid_ident(const char *s) {
-  if (!*s || !(isalpha((unsigned char)*s) || *s == '_'))
-    return false;
-  for (; *s; s++)
-    if (!(isalnum((unsigned char)*s) || *s == '_'))
-      return false;
-  return true;
-}
-
 static ks_code parse_init(const char *file, const char *path, const char *s,
                           ks_init *out, ks_err *err) {
   memset(out, 0, sizeof *out);
@@ -85,7 +76,7 @@ static ks_code parse_tensors(const char *file, ks_task *t, json_t *obj,
       return BAD("%s: %s: more than %d tensors", file, key, KS_MAX_TENSORS);
     ks_tensor *ts = &arr[(*count)++];
     memset(ts, 0, sizeof *ts);
-    if (!valid_ident(name) || strlen(name) >= sizeof ts->name)
+    if (!ks_is_c_ident(name) || strlen(name) >= sizeof ts->name)
       return BAD("%s: %s.%s: tensor names must be C identifiers", file, key,
                  name);
     ks_strlcpy(ts->name, name, sizeof ts->name);
@@ -208,7 +199,7 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
     FAIL("%s: the top level must be a JSON object", file);
 
   v = json_object_get(root, "name");
-  if (!json_is_string(v) || !valid_ident(json_string_value(v)) ||
+  if (!json_is_string(v) || !ks_is_c_ident(json_string_value(v)) ||
       strlen(json_string_value(v)) >= sizeof t->name)
     FAIL("%s: name: missing or not a C identifier; the task name is also the "
          "kernel's entry point, e.g. \"rmsnorm\"",
@@ -233,7 +224,7 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
     if (t->n_axes >= KS_MAX_AXES)
       FAIL("%s: axes: more than %d axes", file, KS_MAX_AXES);
     ks_axis *a = &t->axes[t->n_axes++];
-    if (!valid_ident(name) || strlen(name) >= sizeof a->name)
+    if (!ks_is_c_ident(name) || strlen(name) >= sizeof a->name)
       FAIL("%s: axes.%s: axis names must be C identifiers", file, name);
     ks_strlcpy(a->name, name, sizeof a->name);
     json_t *ty = json_is_object(v) ? json_object_get(v, "type") : NULL;
@@ -259,7 +250,7 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
     if (t->n_scalars >= KS_MAX_SCALARS)
       FAIL("%s: scalars: more than %d", file, KS_MAX_SCALARS);
     ks_scalar *s = &t->scalars[t->n_scalars++];
-    if (!valid_ident(name) || strlen(name) >= sizeof s->name)
+    if (!ks_is_c_ident(name) || strlen(name) >= sizeof s->name)
       FAIL("%s: scalars.%s: names must be C identifiers", file, name);
     ks_strlcpy(s->name, name, sizeof s->name);
     json_t *dt = json_is_object(v) ? json_object_get(v, "dtype") : NULL;

@@ -5,8 +5,10 @@
  * report KS_ERR_NOMEM as a value. */
 #include "util/util.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void *ks_xmalloc(size_t n) {
   void *p = malloc(n ? n : 1);
@@ -88,4 +90,32 @@ void ks_buf_printf(ks_buf *b, const char *fmt, ...) {
   va_end(ap);
   ks_buf_append(b, big, (size_t)n);
   free(big);
+}
+
+bool ks_is_c_ident(const char *s) {
+  if (!*s || !(isalpha((unsigned char)*s) || *s == '_'))
+    return false;
+  for (; *s; s++)
+    if (!(isalnum((unsigned char)*s) || *s == '_'))
+      return false;
+  return true;
+}
+
+void ks_write_event_u64(int fd, const char *head, uint64_t v) {
+  char buf[160];
+  size_t len = 0;
+  while (*head && len < 100)
+    buf[len++] = *head++;
+  char d[24];
+  int nd = 0;
+  do {
+    d[nd++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v && nd < 23);
+  while (nd)
+    buf[len++] = d[--nd];
+  buf[len++] = '}';
+  buf[len++] = '\n';
+  ssize_t w = write(fd, buf, len);
+  (void)w;
 }

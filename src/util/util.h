@@ -24,7 +24,12 @@ void ks_buf_printf(ks_buf *b, const char *fmt, ...)
 /* Copies at most n-1 bytes and always terminates. */
 void ks_strlcpy(char *dst, const char *src, size_t n);
 char *ks_strdup(const char *s); /* aborts on OOM */
-void *ks_xmalloc(size_t n);     /* aborts on OOM: only for small bookkeeping */
+/* [A-Za-z_][A-Za-z0-9_]*: task names, axes, tensors, parameter macros. */
+bool ks_is_c_ident(const char *s);
+/* Async-signal-safe: writes head, v in decimal, then "}\n" to fd. Used by
+ * the runner's SIGSYS and malloc reporters, which cannot call printf. */
+void ks_write_event_u64(int fd, const char *head, uint64_t v);
+void *ks_xmalloc(size_t n); /* aborts on OOM: only for small bookkeeping */
 void *ks_xcalloc(size_t n, size_t m);
 
 /* ---- files (fs.c) */
