@@ -52,6 +52,12 @@ err=$("$ks" run rmsnorm --resume "$tmp/softmax" --budget 5 2>&1); rc=$?
 check "run folder from another task: exit 2 naming both" "$([[ $rc == 2 && $err == *softmax* && $err == *rmsnorm* ]] && echo yes)" "exit $rc: $err"
 err=$("$ks" run softmax --out "$tmp/softmax" 2>&1); rc=$?
 check "existing run folder without --resume: exit 2" "$([[ $rc == 2 && $err == *--resume* ]] && echo yes)" "exit $rc: $err"
+flock "$tmp/softmax/ksearch.db.lock" sleep 30 &
+locker=$!
+sleep 0.5
+err=$("$ks" run --resume "$tmp/softmax" --budget 5 2>&1); rc=$?
+kill $locker 2>/dev/null; wait $locker 2>/dev/null
+check "run folder locked by another ksearch: exit 2 saying so" "$([[ $rc == 2 && $err == *"another ksearch"* ]] && echo yes)" "exit $rc: $err"
 mkdir -p "$tmp/corrupt" && echo "not a database" >"$tmp/corrupt/ksearch.db"
 err=$("$ks" run softmax --resume "$tmp/corrupt" 2>&1); rc=$?
 check "corrupt database: exit 2, file untouched" "$([[ $rc == 2 && $(cat "$tmp/corrupt/ksearch.db") == "not a database" ]] && echo yes)" "exit $rc: $err"
