@@ -229,3 +229,53 @@ Test(planner, no_templates_is_a_clear_error) {
   cr_assert_eq(ks_templates_load(&g_task, "c", &s, &err), KS_ERR_INPUT);
   cr_assert(strstr(err.msg, "nothing to search"), "%s", err.msg);
 }
+
+/* class specs come from $KSEARCH_HOME/specs/classes; each test runs in its
+ * own process, so the data folder can be pointed at a temp dir here */
+static void spec_home(const char *json) {
+  char p[512];
+  snprintf(p, sizeof p, "%s/specs/classes", g_dir);
+  ks_err err;
+  cr_assert_eq(ks_mkdir_p(p, &err), KS_OK);
+  if (json) {
+    snprintf(p, sizeof p, "%s/specs/classes/myclass.json", g_dir);
+    FILE *f = fopen(p, "w");
+    fputs(json, f);
+    fclose(f);
+  }
+  setenv("KSEARCH_HOME", g_dir, 1);
+}
+
+Test(planner, class_spec_missing_gives_defaults) {
+  spec_home(NULL);
+  ks_class_spec s;
+  ks_err err;
+  cr_assert_eq(ks_class_spec_load("myclass", &s, &err), KS_OK);
+  cr_assert_eq(s.n_decisions, 1);
+  cr_assert(s.d[0].is_template);
+}
+
+Test(planner, class_spec_read_and_validated) {
+  spec_home("{\"decisions\": [{\"decision\": \"algorithm\", \"kind\": "
+            "\"template\"}, {\"decision\": \"vector width\", \"params\": "
+            "[\"VEC\"]}], \"priorities\": {\"memory\": {\"vector width\": "
+            "0.9}}, \"math_constraints\": [\"subtract the max\"]}");
+  ks_class_spec s;
+  ks_err err;
+  cr_assert_eq(ks_class_spec_load("myclass", &s, &err), KS_OK, "%s", err.msg);
+  cr_assert_eq(s.n_decisions, 2);
+  cr_assert_float_eq(s.d[1].priority[KS_REGIME_MEMORY], 0.9, 1e-12);
+  cr_assert_float_eq(s.d[1].priority[KS_REGIME_LATENCY], 0.5, 1e-12);
+  cr_assert_eq(ks_class_spec_decision_of(&s, "VEC"), 1);
+  cr_assert_eq(s.n_constraints, 1);
+}
+
+Test(planner, class_spec_errors_name_the_field) {
+  spec_home("{\"decisions\": [{\"decision\": \"vector width\", \"params\": "
+            "[]}]}");
+  ks_class_spec s;
+  ks_err err;
+  cr_assert_eq(ks_class_spec_load("myclass", &s, &err), KS_ERR_INPUT);
+  cr_assert(strstr(err.msg, "decisions[0]"), "%s", err.msg);
+  cr_assert(strstr(err.msg, "myclass.json"), "%s", err.msg);
+}
