@@ -96,6 +96,23 @@ static inline void vstore_part(float *p, vf v, int64_t n) {
 static inline vf vsel(vi m, vf a, vf b) {
   return (vf)((m & (vi)a) | (~m & (vi)b));
 }
+// Mask of the last n (0 < n < VEC) lanes.
+static inline vi tail_mask(int64_t n) {
+  vi lane;
+  for (int i = 0; i < VEC; i++)
+    lane[i] = i;
+  return lane >= (vi){0} + (int32_t)(VEC - n);
+}
+// Elements [c, cols) of a row (0 < cols - c < VEC) for a reduction, the
+// other lanes `fill`; which lanes hold them is unspecified. A row of at
+// least VEC floats gives one overlapping load of its last VEC floats,
+// masked; shorter rows go through the lane-by-lane copy.
+static inline vf vload_rest(const float *row, int64_t c, int64_t cols,
+                            float fill) {
+  if (cols >= VEC)
+    return vsel(tail_mask(cols - c), vload(row + cols - VEC), vsplat(fill));
+  return vload_part(row + c, cols - c, fill);
+}
 static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
 static inline float hmax(vf v) {
   float m = v[0];
@@ -164,7 +181,7 @@ static inline void row_sums(const float *restrict xr, int64_t cols, float k,
     a2 += d * d;
   }
   if (c < cols) { // padding lanes equal k, so they add 0
-    vf d = vload_part(xr + c, cols - c, k) - vk;
+    vf d = vload_rest(xr, c, cols, k) - vk;
     a1 += d;
     a2 += d * d;
   }
@@ -188,7 +205,10 @@ static inline void row_output(const float *restrict xr, const float *restrict w,
     }
   for (; c + VEC <= cols; c += VEC)
     vstore(yr + c, (vload(xr + c) - vm) * (vi_ * vload(w + c)) + vload(b + c));
-  if (c < cols) {
+  if (c < cols && cols >= VEC) { // the last VEC columns again, overlapping
+    c = cols - VEC;
+    vstore(yr + c, (vload(xr + c) - vm) * (vi_ * vload(w + c)) + vload(b + c));
+  } else if (c < cols) {
     int64_t n = cols - c;
     vstore_part(yr + c,
                 (vload_part(xr + c, n, 0.0f) - vm) *

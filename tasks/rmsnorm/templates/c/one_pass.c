@@ -95,6 +95,23 @@ static inline void vstore_part(float *p, vf v, int64_t n) {
 static inline vf vsel(vi m, vf a, vf b) {
   return (vf)((m & (vi)a) | (~m & (vi)b));
 }
+// Mask of the last n (0 < n < VEC) lanes.
+static inline vi tail_mask(int64_t n) {
+  vi lane;
+  for (int i = 0; i < VEC; i++)
+    lane[i] = i;
+  return lane >= (vi){0} + (int32_t)(VEC - n);
+}
+// Elements [c, cols) of a row (0 < cols - c < VEC) for a reduction, the
+// other lanes `fill`; which lanes hold them is unspecified. A row of at
+// least VEC floats gives one overlapping load of its last VEC floats,
+// masked; shorter rows go through the lane-by-lane copy.
+static inline vf vload_rest(const float *row, int64_t c, int64_t cols,
+                            float fill) {
+  if (cols >= VEC)
+    return vsel(tail_mask(cols - c), vload(row + cols - VEC), vsplat(fill));
+  return vload_part(row + c, cols - c, fill);
+}
 static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
 static inline float hmax(vf v) {
   float m = v[0];
@@ -161,7 +178,14 @@ static inline double row_fused(const float *restrict xr,
     a += v * v;
     vstore(yr + c, v * vload(w + c));
   }
-  if (c < cols) {
+  if (c < cols && cols >= VEC) {
+    // The last VEC columns again, overlapping: the stores rewrite the same
+    // values, the sum takes only the new lanes.
+    int64_t o = cols - VEC;
+    vf v = vload(xr + o);
+    a += vsel(tail_mask(cols - c), v * v, vsplat(0.0f));
+    vstore(yr + o, v * vload(w + o));
+  } else if (c < cols) {
     vf v = vload_part(xr + c, cols - c, 0.0f);
     a += v * v;
     vstore_part(yr + c, v * vload_part(w + c, cols - c, 0.0f), cols - c);
@@ -180,7 +204,9 @@ static inline void rmsnorm_row(const float *restrict xr,
   for (; c + VEC * UNROLL <= cols; c += VEC * UNROLL)
     for (int k = 0; k < UNROLL; k++)
       vstore(yr + c + k * VEC, vload(yr + c + k * VEC) * vinv);
-  for (; c < cols; c++)
+  for (; c + VEC <= cols; c += VEC)
+    vstore(yr + c, vload(yr + c) * vinv);
+  for (; c < cols; c++) // in place: an overlapping vector would scale twice
     yr[c] *= inv;
 }
 

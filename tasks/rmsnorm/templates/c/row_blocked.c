@@ -90,6 +90,23 @@ static inline void vstore_part(float *p, vf v, int64_t n) {
 static inline vf vsel(vi m, vf a, vf b) {
   return (vf)((m & (vi)a) | (~m & (vi)b));
 }
+// Mask of the last n (0 < n < VEC) lanes.
+static inline vi tail_mask(int64_t n) {
+  vi lane;
+  for (int i = 0; i < VEC; i++)
+    lane[i] = i;
+  return lane >= (vi){0} + (int32_t)(VEC - n);
+}
+// Elements [c, cols) of a row (0 < cols - c < VEC) for a reduction, the
+// other lanes `fill`; which lanes hold them is unspecified. A row of at
+// least VEC floats gives one overlapping load of its last VEC floats,
+// masked; shorter rows go through the lane-by-lane copy.
+static inline vf vload_rest(const float *row, int64_t c, int64_t cols,
+                            float fill) {
+  if (cols >= VEC)
+    return vsel(tail_mask(cols - c), vload(row + cols - VEC), vsplat(fill));
+  return vload_part(row + c, cols - c, fill);
+}
 static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
 static inline float hmax(vf v) {
   float m = v[0];
@@ -158,7 +175,7 @@ rmsnorm_rows(const float *restrict x, const float *restrict w,
   }
   if (c < cols)
     for (int i = 0; i < R; i++) {
-      vf v = vload_part(xr[i] + c, cols - c, 0.0f);
+      vf v = vload_rest(xr[i], c, cols, 0.0f);
       tot[i] += vwiden(v * v);
     }
   for (int i = 0; i < R; i++) {
@@ -171,7 +188,12 @@ rmsnorm_rows(const float *restrict x, const float *restrict w,
     for (int i = 0; i < R; i++)
       vstore(yr[i] + c, vload(xr[i] + c) * vinv[i] * wv);
   }
-  if (c < cols) {
+  if (c < cols && cols >= VEC) { // the last VEC columns again, overlapping
+    c = cols - VEC;
+    vf wv = vload(w + c);
+    for (int i = 0; i < R; i++)
+      vstore(yr[i] + c, vload(xr[i] + c) * vinv[i] * wv);
+  } else if (c < cols) {
     vf wv = vload_part(w + c, cols - c, 0.0f);
     for (int i = 0; i < R; i++)
       vstore_part(yr[i] + c,

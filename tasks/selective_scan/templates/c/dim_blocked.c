@@ -1,8 +1,9 @@
 // ksearch: backend=c entry=selective_scan
 // ksearch: family=dim_blocked
-// ksearch: concepts=row_blocking,fast_exp_poly,state_in_registers,simd_vectorization,thread_parallel,omp_schedule
+// ksearch: concepts=row_blocking,chunked_scan,fast_exp_poly,state_in_registers,simd_vectorization,thread_parallel,omp_schedule
 // ksearch: param DBLOCK in 4,2,8
 // ksearch: param VEC in 8,16,4
+// ksearch: param TCHUNK in 64,32,128
 // ksearch: param SCHED in 0,1,2
 // ksearch: param CHUNK in 0,1,4
 //
@@ -11,11 +12,15 @@
 // and C[t] (16 values each, shared by every channel) once for the whole
 // block, and the DBLOCK recurrences are independent chains that hide each
 // other's latency. Each channel keeps its 16-wide state in NV = 16/VEC SIMD
-// registers; exp/log are branch-free Cephes polynomials. Leftover channels
-// (dim % DBLOCK) go one at a time. B and C are transposed once to [t][n]
-// (DESIGN.md: Candidate file; parameters arrive as -D macros).
+// registers. Time goes in chunks of TCHUNK steps so that softplus(delta),
+// dt*u and the output gate are computed VEC steps at a time per channel
+// (as in the chunked family); exp/log are branch-free Cephes polynomials.
+// Leftover channels (dim % DBLOCK) go one at a time. B and C are transposed
+// once to [t][n] (DESIGN.md: Candidate file; parameters arrive as -D
+// macros).
 //   DBLOCK channels per block (one OpenMP iteration)
 //   VEC    floats per SIMD vector; the state is 16/VEC vectors
+//   TCHUNK time steps per chunk (stack buffers of DBLOCK*TCHUNK floats)
 //   SCHED  OpenMP schedule over channel blocks: 0 static, 1 dynamic, 2 guided
 //   CHUNK  OpenMP chunk size in blocks; 0 = the schedule's default
 #include <math.h>
@@ -29,6 +34,9 @@
 #ifndef DBLOCK
 #define DBLOCK 4
 #endif
+#ifndef TCHUNK
+#define TCHUNK 64
+#endif
 #ifndef SCHED
 #define SCHED 0
 #endif
@@ -37,11 +45,14 @@
 #endif
 _Static_assert(VEC == 4 || VEC == 8 || VEC == 16, "VEC must be 4, 8 or 16");
 _Static_assert(DBLOCK >= 1 && DBLOCK <= 16, "DBLOCK must be 1..16");
+_Static_assert(TCHUNK >= 16 && TCHUNK <= 1024, "TCHUNK must be 16..1024");
 // The 16-wide state is NV vectors of VEC floats.
 #define NV (DSTATE / VEC)
 // Below this many (b, d, t) elements the whole call runs on the calling
 // thread: even waking the OpenMP team costs more than the work.
 #define SERIAL_BELOW 16384
+
+_Static_assert(TCHUNK % VEC == 0, "TCHUNK must be a multiple of VEC");
 
 // ---- OpenMP schedule from SCHED and CHUNK --------------------------------
 #define KS_STR_(x) #x
@@ -92,11 +103,15 @@ static inline vf vsel(vi m, vf a, vf b) {
   return (vf)((m & (vi)a) | (~m & (vi)b));
 }
 static inline vf vmin(vf a, vf b) { return vsel(a < b, a, b); }
+// Horizontal sum as a tree (halves added pairwise): shorter dependency
+// chain than a left-to-right sum.
 static inline float hsum(vf v) {
-  float s = 0.0f;
-  for (int i = 0; i < VEC; i++)
-    s += v[i];
-  return s;
+  float t[VEC];
+  vstore(t, v);
+  for (int w = VEC / 2; w >= 1; w /= 2)
+    for (int i = 0; i < w; i++)
+      t[i] += t[i + w];
+  return t[0];
 }
 
 // exp(x) lane-wise to ~2 ulp (Cephes expf); 0 below the float normal range,
@@ -122,39 +137,16 @@ static inline vf vexp(vf x) {
   return (vf)((vi)(p * scale) & ~below);
 }
 
-// exp(x) to ~2 ulp (Cephes expf), 0 below the float normal range.
-static inline float exp_ps(float x) {
-  float xc = x < -87.33654f ? -87.33654f : x;
-  xc = xc > 88.0f ? 88.0f : xc;
-  float kf = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = xc - kf * 0.693359375f;
-  r = r - kf * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  int32_t bits = ((int32_t)kf + 127) << 23;
-  float scale;
-  __builtin_memcpy(&scale, &bits, sizeof scale);
-  return x < -87.33654f ? 0.0f : p * scale;
-}
-
-// log(x) for finite x >= 1 (Cephes logf), ~1 ulp.
-static inline float log_ge1(float x) {
-  int32_t bits;
-  __builtin_memcpy(&bits, &x, sizeof bits);
-  float e = (float)(((bits >> 23) & 0xff) - 126);
-  int32_t mb = (bits & ~0x7f800000) | 0x3f000000; // mantissa in [0.5, 1)
-  float m;
-  __builtin_memcpy(&m, &mb, sizeof m);
-  int small = m < 0.707106781186547524f;
-  e = small ? e - 1.0f : e;
-  m = small ? m + m - 1.0f : m - 1.0f;
-  float z = m * m;
-  float p = 7.0376836292e-2f;
+// log(x) lane-wise for finite x >= 1 (Cephes logf), ~1 ulp.
+static inline vf vlog_ge1(vf x) {
+  vi bits = (vi)x;
+  vf e = __builtin_convertvector(((bits >> 23) & 0xff) - 126, vf);
+  vf m = (vf)((bits & ~0x7f800000) | 0x3f000000); // mantissa in [0.5, 1)
+  vi small = m < vsplat(0.707106781186547524f);
+  e = vsel(small, e - 1.0f, e);
+  m = vsel(small, m + m - 1.0f, m - 1.0f);
+  vf z = m * m;
+  vf p = vsplat(7.0376836292e-2f);
   p = p * m - 1.1514610310e-1f;
   p = p * m + 1.1676998740e-1f;
   p = p * m - 1.2420140846e-1f;
@@ -163,20 +155,20 @@ static inline float log_ge1(float x) {
   p = p * m + 2.0000714765e-1f;
   p = p * m - 2.4999993993e-1f;
   p = p * m + 3.3333331174e-1f;
-  float yv = p * m * z;
+  vf yv = p * m * z;
   yv = yv + e * -2.12194440e-4f;
   yv = yv - 0.5f * z;
   return m + yv + e * 0.693359375f;
 }
 
-// softplus(v) = v > 20 ? v : log1p(exp(v)); log1p(e) as log(1+e) * e /
-// ((1+e) - 1), which keeps full relative accuracy when e is tiny.
-static inline float softplus_ps(float v) {
-  if (v > 20.0f)
-    return v;
-  float e = exp_ps(v);
-  float w = 1.0f + e;
-  return w == 1.0f ? e : log_ge1(w) * (e / (w - 1.0f));
+// softplus lane-wise, branch-free: both sides of each select are computed
+// (the unused side may be inf or NaN; it is never selected).
+static inline vf vsoftplus(vf v) {
+  const vf lim = vsplat(20.0f), one = vsplat(1.0f);
+  vf e = vexp(vmin(v, lim));
+  vf w = one + e;
+  vf l = vsel(w == one, e, vlog_ge1(w) * (e / (w - one)));
+  return vsel(v > lim, v, l);
 }
 
 // ---- B and C layout ------------------------------------------------------
@@ -247,33 +239,63 @@ scan_rows(const float *restrict u, const float *restrict delta,
           int64_t b, int64_t dim, int64_t d0, int R, int64_t seqlen,
           int32_t sp) {
   vf h[DBLOCK][NV], a[DBLOCK][NV];
-  float Dd[DBLOCK];
   int64_t row[DBLOCK];
   for (int j = 0; j < R; j++) {
     row[j] = (b * dim + d0 + j) * seqlen;
-    Dd[j] = D[d0 + j];
     for (int k = 0; k < NV; k++) {
       h[j][k] = vsplat(0.0f);
       a[j][k] = vload(A + (d0 + j) * DSTATE + k * VEC);
     }
   }
-  for (int64_t t = 0; t < seqlen; t++) {
-    vf bv[NV], cv[NV];
-    for (int k = 0; k < NV; k++) {
-      bv[k] = bc_load(Bv, t, k);
-      cv[k] = bc_load(Cv, t, k);
-    }
+  float dt[DBLOCK][TCHUNK], dtu[DBLOCK][TCHUNK], yv[DBLOCK][TCHUNK];
+  const vf one = vsplat(1.0f);
+  for (int64_t tc = 0; tc < seqlen; tc += TCHUNK) {
+    int nt = seqlen - tc < TCHUNK ? (int)(seqlen - tc) : TCHUNK;
+    // (1) dt and dt*u per channel, VEC steps at a time.
     for (int j = 0; j < R; j++) {
-      int64_t o = row[j] + t;
-      float dt = sp ? softplus_ps(delta[o]) : delta[o];
-      float ut = u[o];
-      vf vdt = vsplat(dt), dtu = vsplat(dt * ut), acc = vsplat(0.0f);
-      for (int k = 0; k < NV; k++) {
-        h[j][k] = vexp(vdt * a[j][k]) * h[j][k] + dtu * bv[k];
-        acc += h[j][k] * cv[k];
+      const float *dl = delta + row[j] + tc, *uu = u + row[j] + tc;
+      for (int i = 0; i < nt; i += VEC) {
+        int n = nt - i < VEC ? nt - i : VEC;
+        vf dv = n == VEC ? vload(dl + i) : vload_part(dl + i, n, 0.0f);
+        vf uv = n == VEC ? vload(uu + i) : vload_part(uu + i, n, 0.0f);
+        if (sp)
+          dv = vsoftplus(dv);
+        vstore(dt[j] + i, dv); // buffers hold TCHUNK, a multiple of VEC
+        vstore(dtu[j] + i, dv * uv);
       }
-      float zt = z[o];
-      out[o] = (hsum(acc) + Dd[j] * ut) * (zt / (1.0f + exp_ps(-zt)));
+    }
+    // (2) the recurrences, B[t] and C[t] loaded once for all R channels.
+    for (int i = 0; i < nt; i++) {
+      vf bv[NV], cv[NV];
+      for (int k = 0; k < NV; k++) {
+        bv[k] = bc_load(Bv, tc + i, k);
+        cv[k] = bc_load(Cv, tc + i, k);
+      }
+      for (int j = 0; j < R; j++) {
+        vf vdt = vsplat(dt[j][i]), vdtu = vsplat(dtu[j][i]);
+        vf acc = vsplat(0.0f);
+        for (int k = 0; k < NV; k++) {
+          h[j][k] = vexp(vdt * a[j][k]) * h[j][k] + vdtu * bv[k];
+          acc += h[j][k] * cv[k];
+        }
+        yv[j][i] = hsum(acc);
+      }
+    }
+    // (3) out = (y + D*u) * z * sigmoid(z) per channel, VEC steps at a time.
+    for (int j = 0; j < R; j++) {
+      const float *zz = z + row[j] + tc, *uu = u + row[j] + tc;
+      float *oo = out + row[j] + tc;
+      vf vD = vsplat(D[d0 + j]);
+      for (int i = 0; i < nt; i += VEC) {
+        int n = nt - i < VEC ? nt - i : VEC;
+        vf zv = n == VEC ? vload(zz + i) : vload_part(zz + i, n, 0.0f);
+        vf uv = n == VEC ? vload(uu + i) : vload_part(uu + i, n, 0.0f);
+        vf o = (vload(yv[j] + i) + vD * uv) * (zv / (one + vexp(-zv)));
+        if (n == VEC)
+          vstore(oo + i, o);
+        else
+          vstore_part(oo + i, o, n);
+      }
     }
   }
 }

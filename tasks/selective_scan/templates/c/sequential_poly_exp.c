@@ -92,11 +92,15 @@ static inline vf vsel(vi m, vf a, vf b) {
   return (vf)((m & (vi)a) | (~m & (vi)b));
 }
 static inline vf vmin(vf a, vf b) { return vsel(a < b, a, b); }
+// Horizontal sum as a tree (halves added pairwise): shorter dependency
+// chain than a left-to-right sum.
 static inline float hsum(vf v) {
-  float s = 0.0f;
-  for (int i = 0; i < VEC; i++)
-    s += v[i];
-  return s;
+  float t[VEC];
+  vstore(t, v);
+  for (int w = VEC / 2; w >= 1; w /= 2)
+    for (int i = 0; i < w; i++)
+      t[i] += t[i + w];
+  return t[0];
 }
 
 // exp(x) lane-wise to ~2 ulp (Cephes expf); 0 below the float normal range,

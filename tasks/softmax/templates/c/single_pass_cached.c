@@ -96,6 +96,23 @@ static inline void vstore_part(float *p, vf v, int64_t n) {
 static inline vf vsel(vi m, vf a, vf b) {
   return (vf)((m & (vi)a) | (~m & (vi)b));
 }
+// Mask of the last n (0 < n < VEC) lanes.
+static inline vi tail_mask(int64_t n) {
+  vi lane;
+  for (int i = 0; i < VEC; i++)
+    lane[i] = i;
+  return lane >= (vi){0} + (int32_t)(VEC - n);
+}
+// Elements [c, cols) of a row (0 < cols - c < VEC) for a reduction, the
+// other lanes `fill`; which lanes hold them is unspecified. A row of at
+// least VEC floats gives one overlapping load of its last VEC floats,
+// masked; shorter rows go through the lane-by-lane copy.
+static inline vf vload_rest(const float *row, int64_t c, int64_t cols,
+                            float fill) {
+  if (cols >= VEC)
+    return vsel(tail_mask(cols - c), vload(row + cols - VEC), vsplat(fill));
+  return vload_part(row + c, cols - c, fill);
+}
 static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
 static inline float hmax(vf v) {
   float m = v[0];
@@ -146,7 +163,7 @@ static inline float row_max(const float *restrict xr, int64_t cols) {
   for (; c + VEC <= cols; c += VEC)
     acc[0] = vmax(acc[0], vload(xr + c));
   if (c < cols)
-    acc[0] = vmax(acc[0], vload_part(xr + c, cols - c, -INFINITY));
+    acc[0] = vmax(acc[0], vload_rest(xr, c, cols, -INFINITY));
   for (int k = 1; k < NACC; k++)
     acc[0] = vmax(acc[0], acc[k]);
   return hmax(acc[0]);
@@ -177,7 +194,14 @@ static inline double row_exp_store(const float *restrict xr, float *restrict yr,
     vstore(yr + c, e);
     a += e;
   }
-  if (c < cols) { // padding lanes are -inf, whose exp is 0
+  if (c < cols && cols >= VEC) {
+    // The last VEC columns again, overlapping: the store rewrites the same
+    // values, the sum takes only the new lanes.
+    int64_t o = cols - VEC;
+    vf e = vexp(vload(xr + o) - vm);
+    vstore(yr + o, e);
+    a += vsel(tail_mask(cols - c), e, vsplat(0.0f));
+  } else if (c < cols) { // padding lanes are -inf, whose exp is 0
     vf e = vexp(vload_part(xr + c, cols - c, -INFINITY) - vm);
     vstore_part(yr + c, e, cols - c);
     a += e;
@@ -194,7 +218,9 @@ static inline void softmax_row(const float *restrict xr, float *restrict yr,
   for (; c + VEC * UNROLL <= cols; c += VEC * UNROLL)
     for (int k = 0; k < UNROLL; k++)
       vstore(yr + c + k * VEC, vload(yr + c + k * VEC) * vinv);
-  for (; c < cols; c++)
+  for (; c + VEC <= cols; c += VEC)
+    vstore(yr + c, vload(yr + c) * vinv);
+  for (; c < cols; c++) // in place: an overlapping vector would scale twice
     yr[c] *= vinv[0];
 }
 

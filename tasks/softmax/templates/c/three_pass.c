@@ -95,6 +95,23 @@ static inline void vstore_part(float *p, vf v, int64_t n) {
 static inline vf vsel(vi m, vf a, vf b) {
   return (vf)((m & (vi)a) | (~m & (vi)b));
 }
+// Mask of the last n (0 < n < VEC) lanes.
+static inline vi tail_mask(int64_t n) {
+  vi lane;
+  for (int i = 0; i < VEC; i++)
+    lane[i] = i;
+  return lane >= (vi){0} + (int32_t)(VEC - n);
+}
+// Elements [c, cols) of a row (0 < cols - c < VEC) for a reduction, the
+// other lanes `fill`; which lanes hold them is unspecified. A row of at
+// least VEC floats gives one overlapping load of its last VEC floats,
+// masked; shorter rows go through the lane-by-lane copy.
+static inline vf vload_rest(const float *row, int64_t c, int64_t cols,
+                            float fill) {
+  if (cols >= VEC)
+    return vsel(tail_mask(cols - c), vload(row + cols - VEC), vsplat(fill));
+  return vload_part(row + c, cols - c, fill);
+}
 static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
 static inline float hmax(vf v) {
   float m = v[0];
@@ -145,7 +162,7 @@ static inline float row_max(const float *restrict xr, int64_t cols) {
   for (; c + VEC <= cols; c += VEC)
     acc[0] = vmax(acc[0], vload(xr + c));
   if (c < cols)
-    acc[0] = vmax(acc[0], vload_part(xr + c, cols - c, -INFINITY));
+    acc[0] = vmax(acc[0], vload_rest(xr, c, cols, -INFINITY));
   for (int k = 1; k < NACC; k++)
     acc[0] = vmax(acc[0], acc[k]);
   return hmax(acc[0]);
@@ -170,7 +187,7 @@ static inline double row_sum_exp(const float *restrict xr, int64_t cols,
   for (; c + VEC <= cols; c += VEC)
     a += vexp(vload(xr + c) - vm);
   if (c < cols) // padding lanes are -inf, whose exp is 0
-    a += vexp(vload_part(xr + c, cols - c, -INFINITY) - vm);
+    a += vexp(vload_rest(xr, c, cols, -INFINITY) - vm);
   tot += vwiden(a);
   return hsum_d(&tot);
 }
@@ -185,7 +202,10 @@ static inline void softmax_row(const float *restrict xr, float *restrict yr,
       vstore(yr + c + k * VEC, vexp(vload(xr + c + k * VEC) - vm) * vinv);
   for (; c + VEC <= cols; c += VEC)
     vstore(yr + c, vexp(vload(xr + c) - vm) * vinv);
-  if (c < cols)
+  if (c < cols && cols >= VEC) { // the last VEC columns again, overlapping
+    c = cols - VEC;
+    vstore(yr + c, vexp(vload(xr + c) - vm) * vinv);
+  } else if (c < cols)
     vstore_part(yr + c, vexp(vload_part(xr + c, cols - c, 0.0f) - vm) * vinv,
                 cols - c);
 }
