@@ -10,8 +10,19 @@
  * buffer, inputs compared with a copy afterwards, outputs compared with the
  * cached reference. Timing runs on a seed never used for correctness, and its
  * output is checked again after the timed repetitions.
+ *
+ * Device backends (backend.h: dev_alloc set, e.g. OpenCL) get one device
+ * buffer per tensor, with its own guard bytes; before each checked call the
+ * inputs and the NaN-filled outputs are uploaded, after it outputs and inputs
+ * are downloaded into the host buffers and the device guards are checked, so
+ * the host checks below apply unchanged. The timed loop does no transfers.
+ * The reference is C on every backend, so reference jobs always run on c.
+ *
+ *   ksearch-runner --opencl-build REQUEST.json | --opencl-roofline THREADS
+ * are the OpenCL backend's compiler and roofline children (opencl/tool.c).
  */
 #include "backend/backend.h"
+#include "backend/opencl/ocl.h"
 #include "eval/correctness.h"
 #include "eval/protocol.h"
 #include "eval/sandbox.h"
@@ -114,11 +125,17 @@ typedef struct wl_state {
   int64_t numel_in[KS_MAX_TENSORS], numel_out[KS_MAX_TENSORS];
   gbuf in[KS_MAX_TENSORS], out[KS_MAX_TENSORS];
   void *copy[KS_MAX_TENSORS], *ref[KS_MAX_TENSORS];
-  void *bufs[2 * KS_MAX_TENSORS];
+  void *bufs[2 * KS_MAX_TENSORS]; /* what run() gets: host or device */
   double scalars[KS_MAX_SCALARS];
+  const ks_backend_i *be; /* device backends: dev[] are their buffers */
+  void *handle;
+  void *dev[2 * KS_MAX_TENSORS];
 } wl_state;
 
 static void wl_free(wl_state *s) {
+  for (int i = 0; i < 2 * KS_MAX_TENSORS; i++)
+    if (s->dev[i])
+      s->be->dev_free(s->handle, s->dev[i]);
   for (int i = 0; i < s->task->n_inputs; i++) {
     gbuf_free(&s->in[i]);
     free(s->copy[i]);
@@ -149,6 +166,60 @@ static bool wl_alloc(wl_state *s, bool want_ref) {
   }
   for (int i = 0; i < t->n_scalars; i++)
     s->scalars[i] = t->scalars[i].value;
+  if (s->be) { /* device buffers replace the host pointers in bufs */
+    for (int i = 0; i < t->n_inputs + t->n_outputs; i++) {
+      const gbuf *g = i < t->n_inputs ? &s->in[i] : &s->out[i - t->n_inputs];
+      s->dev[i] = s->be->dev_alloc(s->handle, g->bytes, GUARD, GUARD_BYTE);
+      if (!s->dev[i])
+        return false;
+      s->bufs[i] = s->dev[i];
+    }
+  }
+  return true;
+}
+
+/* Device backends: inputs and the NaN-filled outputs go to the device. */
+static bool dev_upload(wl_state *s, char *reason, size_t n) {
+  const ks_task *t = s->task;
+  for (int i = 0; i < t->n_inputs + t->n_outputs; i++) {
+    const gbuf *g = i < t->n_inputs ? &s->in[i] : &s->out[i - t->n_inputs];
+    if (!s->be->upload(s->handle, s->dev[i], g->data, g->bytes)) {
+      snprintf(reason, n, "could not upload %s %s to the device",
+               i < t->n_inputs ? "input" : "output",
+               i < t->n_inputs ? t->inputs[i].name
+                               : t->outputs[i - t->n_inputs].name);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Device backends, after a call: the backend's own verdict (launch errors,
+ * its scratch guards), the device guards, then outputs and inputs back into
+ * the host buffers for wl_check_integrity and wl_compare. */
+static bool dev_collect(wl_state *s, char *reason, size_t n) {
+  const ks_task *t = s->task;
+  if (s->be->dev_check && !s->be->dev_check(s->handle, reason, n))
+    return false;
+  for (int i = 0; i < t->n_inputs + t->n_outputs; i++) {
+    bool is_in = i < t->n_inputs;
+    const char *name =
+        is_in ? t->inputs[i].name : t->outputs[i - t->n_inputs].name;
+    long off = s->be->dev_guard_check(s->handle, s->dev[i]);
+    if (off) {
+      snprintf(reason, n,
+               "wrote %s %s %s (device guard bytes changed at offset %+ld)",
+               off > 0 ? "past the end of" : "before the start of",
+               is_in ? "input" : "output", name, off);
+      return false;
+    }
+    gbuf *g = is_in ? &s->in[i] : &s->out[i - t->n_inputs];
+    if (!s->be->download(s->handle, s->dev[i], g->data, g->bytes)) {
+      snprintf(reason, n, "could not download %s %s from the device",
+               is_in ? "input" : "output", name);
+      return false;
+    }
+  }
   return true;
 }
 
@@ -242,6 +313,8 @@ static bool wl_compare(wl_state *s, int *const *fds, int seed_slot,
 }
 
 int main(int argc, char **argv) {
+  if (argc >= 2 && !strncmp(argv[1], "--opencl-", 9))
+    return ks_opencl_tool_main(argc, argv);
   g_out = fdopen(KS_RESULT_FD, "w");
   if (!g_out) {
     fprintf(stderr, "ksearch-runner: fd 3 must be the result pipe\n");
@@ -270,7 +343,8 @@ int main(int argc, char **argv) {
   ks_task task;
   if (ks_task_load(job.task_path, &task, &err))
     return fail_setup(&err);
-  const ks_backend_i *be = ks_backend_get(job.backend);
+  /* the reference is C on every backend (DESIGN.md: Vocabulary) */
+  const ks_backend_i *be = ks_backend_get(job.reference ? "c" : job.backend);
   if (!be) {
     ks_err_set(&err, KS_ERR_INPUT, "unknown backend %s", job.backend);
     return fail_setup(&err);
@@ -323,7 +397,26 @@ int main(int argc, char **argv) {
   if (flush_buf)
     memset(flush_buf, 1, flush_n);
 
-  if (ks_sandbox_limits(job.mem_limit_bytes, job.cpu_limit_s, &err) ||
+  /* device buffers are a second copy of every tensor, plus the device
+   * runtime's own arenas and worker stacks */
+  bool device = be->dev_alloc != NULL;
+  int64_t mem_limit = job.mem_limit_bytes;
+  if (device && mem_limit > 0) {
+    int64_t most = 0;
+    for (int wi = 0; wi < job.n_workloads; wi++) {
+      const ks_workload *w = &task.workloads[job.workloads[wi]];
+      int64_t b = 0;
+      for (int i = 0; i < task.n_inputs; i++)
+        b += ks_tensor_numel(&task, &task.inputs[i], w) *
+             (int64_t)ks_dtype_size(task.inputs[i].dtype);
+      for (int i = 0; i < task.n_outputs; i++)
+        b += ks_tensor_numel(&task, &task.outputs[i], w) *
+             (int64_t)ks_dtype_size(task.outputs[i].dtype);
+      most = b > most ? b : most;
+    }
+    mem_limit += most + (1LL << 30);
+  }
+  if (ks_sandbox_limits(mem_limit, job.cpu_limit_s, &err) ||
       ks_sandbox_seccomp(KS_RESULT_FD, &err))
     return fail_setup(&err);
   emit(json_pack("{s:s}", "event", "loaded"));
@@ -336,6 +429,8 @@ int main(int argc, char **argv) {
     memset(&st, 0, sizeof st);
     st.task = &task;
     st.w = w;
+    st.be = device ? be : NULL;
+    st.handle = handle;
     char reason[512] = "";
     bool ok = wl_alloc(&st, !job.reference);
     if (!ok)
@@ -349,9 +444,16 @@ int main(int argc, char **argv) {
         continue;
       uint64_t seed = is_timing_seed ? job.timing_seed : job.seeds[s];
       wl_prepare(&st, seed);
-      be->run(handle, st.bufs, w->axis, st.scalars);
-      be->sync(handle);
-      ok = wl_check_integrity(&st, reason, sizeof reason);
+      if (device)
+        ok = dev_upload(&st, reason, sizeof reason);
+      if (ok) {
+        be->run(handle, st.bufs, w->axis, st.scalars);
+        be->sync(handle);
+      }
+      if (ok && device)
+        ok = dev_collect(&st, reason, sizeof reason);
+      if (ok)
+        ok = wl_check_integrity(&st, reason, sizeof reason);
       if (ok && job.reference) {
         for (int o = 0; ok && o < task.n_outputs; o++)
           ok = write_all(fds[wi][s][o], st.out[o].data, st.out[o].bytes);
@@ -370,24 +472,29 @@ int main(int argc, char **argv) {
         ks_strlcpy(reason, more, sizeof reason);
       }
     }
-    ks_time_stats ts = {0, 0, 0, 0};
+    ks_time_stats ts = {0, 0, 0, 0}, dts = {0, 0, 0, 0};
     if (ok && job.timing) {
       wl_prepare(&st, job.timing_seed);
-      for (int i = 0; i < job.topt.warmup; i++) {
+      if (device)
+        ok = dev_upload(&st, reason, sizeof reason);
+      for (int i = 0; ok && i < job.topt.warmup; i++) {
         be->run(handle, st.bufs, w->axis, st.scalars);
         be->sync(handle);
       }
       int cap = job.topt.max_reps > 0 ? job.topt.max_reps : 1000;
       double *samples = ks_xmalloc(sizeof(double) * (size_t)cap);
+      double *dsamples = ks_xmalloc(sizeof(double) * (size_t)cap);
       int n = 0;
       double sum = 0, wall0 = ks_now();
-      while (n < cap) {
+      while (ok && n < cap) {
         if (flush_buf)
           ks_runner_flush(flush_buf, flush_n, n);
         int64_t t0 = ks_now_ns();
         be->run(handle, st.bufs, w->axis, st.scalars);
         be->sync(handle);
         int64_t t1 = ks_now_ns();
+        if (device && be->device_time_ns)
+          dsamples[n] = be->device_time_ns(handle);
         samples[n++] = (double)(t1 - t0);
         sum += (double)(t1 - t0) * 1e-9;
         if (n >= job.topt.min_reps && sum >= job.topt.min_time_s)
@@ -396,8 +503,14 @@ int main(int argc, char **argv) {
           break;
       }
       ts = ks_time_summarize(samples, n);
+      if (device && n > 0)
+        dts = ks_time_summarize(dsamples, n);
       free(samples);
-      ok = wl_check_integrity(&st, reason, sizeof reason);
+      free(dsamples);
+      if (ok && device)
+        ok = dev_collect(&st, reason, sizeof reason);
+      if (ok)
+        ok = wl_check_integrity(&st, reason, sizeof reason);
       if (ok && !job.reference) {
         ok = wl_compare(&st, fds[wi], job.n_seeds, &max_abs, &max_rel, reason,
                         sizeof reason);
@@ -411,12 +524,18 @@ int main(int argc, char **argv) {
         }
       }
     }
-    emit(json_pack(
+    json_t *ev = json_pack(
         "{s:s, s:i, s:b, s:s, s:f, s:f, s:f, s:f, s:f, s:i}", "event",
         "workload", "index", job.workloads[wi], "correct", ok, "reason", reason,
         "max_abs_err", isfinite(max_abs) ? max_abs : 1e300, "max_rel_err",
         isfinite(max_rel) ? max_rel : 1e300, "time_ns_median", ts.median_ns,
-        "time_ns_min", ts.min_ns, "time_ns_iqr", ts.iqr_ns, "reps", ts.reps));
+        "time_ns_min", ts.min_ns, "time_ns_iqr", ts.iqr_ns, "reps", ts.reps);
+    /* device backends: the kernels' own time from profiling events (start
+     * of the first to end of the last); time_ns_* stay wall clock, as on
+     * the CPU, so speedups over the C reference compare like with like */
+    if (device && dts.reps > 0)
+      json_object_set_new(ev, "device_ns_median", json_real(dts.median_ns));
+    emit(ev);
     wl_free(&st);
   }
   emit(json_pack("{s:s}", "event", "done"));

@@ -42,6 +42,31 @@ typedef struct ks_backend_i {
   /* Waits until the device is idle (no-op on the CPU). */
   void (*sync)(void *handle);
   void (*unload)(void *handle);
+
+  /* ---- Optional: backends whose kernels read and write device memory
+   * (OpenCL; CUDA and MLX later). NULL on the CPU backend, whose run() takes
+   * host pointers. When dev_alloc is set, the runner allocates one device
+   * buffer per input and output and passes those handles in run()'s bufs in
+   * place of host pointers; it uploads inputs and NaN-filled outputs before
+   * every checked call and downloads outputs and inputs after it, so the
+   * checks of DESIGN.md: Evaluation apply unchanged. Called after the
+   * sandbox closed: no files, no new threads. */
+  /* A device buffer of `bytes` with `guard` bytes of guard_byte before and
+   * after it (the tail padded to the page); NULL when out of memory. */
+  void *(*dev_alloc)(void *handle, size_t bytes, size_t guard,
+                     unsigned char guard_byte);
+  void (*dev_free)(void *handle, void *buf);
+  bool (*upload)(void *handle, void *buf, const void *src, size_t bytes);
+  bool (*download)(void *handle, void *buf, void *dst, size_t bytes);
+  /* 0 if the guards are intact, else the signed offset of the first changed
+   * byte from the start (<0) or the end (>0) of the data, as on the host. */
+  long (*dev_guard_check)(void *handle, void *buf);
+  /* After run() + sync(): false with a reason when a launch failed or the
+   * backend's own buffers (scratch) were written out of bounds. */
+  bool (*dev_check)(void *handle, char *reason, size_t n);
+  /* Device-side time of the last run() in ns (profiling events: start of
+   * the first kernel to the end of the last), 0 when unknown. */
+  double (*device_time_ns)(void *handle);
 } ks_backend_i;
 
 const ks_backend_i *ks_backend_get(const char *name);

@@ -4,9 +4,11 @@
 #include <string.h>
 
 extern const ks_backend_i ks_backend_c;
+extern const ks_backend_i ks_backend_opencl;
 
 static const ks_backend_i *const k_backends[] = {
     &ks_backend_c,
+    &ks_backend_opencl,
 };
 
 int ks_backend_count(void) {

@@ -1,7 +1,8 @@
 /* roofline.c — the roofline's bookkeeping (DESIGN.md: Spec, "roofline
  * fraction"): which machine this is, the per-machine cache file, JSON, the
  * dispatch to each backend's measurement, and the fraction of one timed call.
- * The measurements themselves live with each backend (c/roofline_native.c).
+ * The measurements themselves live with each backend (c/roofline_native.c,
+ * opencl/roofline_opencl.c).
  */
 #include "backend/roofline.h"
 #include "util/util.h"
@@ -65,13 +66,20 @@ void ks_roofline_identify(const char *backend, int threads, ks_roofline *out) {
   out->threads = threads;
   snprintf(out->backend, sizeof out->backend, "%s", backend);
   cpu_model(out->device, sizeof out->device);
+  /* an OpenCL device is named by its driver; its identity (platform,
+   * versions, driver) keys the cache, so a driver update re-measures */
+  char identity[768] = "";
+  if (!strcmp(backend, "opencl") &&
+      !ks_roofline_opencl_identity(out->device, sizeof out->device, identity,
+                                   sizeof identity))
+    snprintf(identity, sizeof identity, "no OpenCL device");
   char host[65] = "localhost";
   if (gethostname(host, sizeof host - 1) != 0 || !host[0])
     snprintf(host, sizeof host, "localhost");
   host[64] = 0;
   sanitize(host);
   char hex[17];
-  ks_hash_hex(ks_hash_str(out->device, 0), hex);
+  ks_hash_hex(ks_hash_str(identity[0] ? identity : out->device, 0), hex);
   snprintf(out->machine_key, sizeof out->machine_key, "%s-%s-t%d", host, hex,
            threads);
 }
@@ -79,13 +87,13 @@ void ks_roofline_identify(const char *backend, int threads, ks_roofline *out) {
 /* ---- cache */
 
 static bool backend_known(const char *backend) {
-  return backend && !strcmp(backend, "c");
+  return backend && (!strcmp(backend, "c") || !strcmp(backend, "opencl"));
 }
 
 static ks_code not_available(const char *backend, ks_err *err) {
   return ks_err_set(err, KS_ERR_ENV,
                     "roofline for backend %s is not available yet "
-                    "(available: c); use --backend c",
+                    "(available: c, opencl); use --backend c",
                     backend ? backend : "(none)");
 }
 
@@ -159,6 +167,8 @@ static ks_code measure(const char *backend, int threads, ks_roofline *out,
                        ks_err *err) {
   if (!strcmp(backend, "c"))
     return ks_roofline_measure_c(threads, out, err);
+  if (!strcmp(backend, "opencl"))
+    return ks_roofline_measure_opencl(threads, out, err);
   return not_available(backend, err);
 }
 

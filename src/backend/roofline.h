@@ -13,9 +13,11 @@
 
 typedef struct ks_roofline {
   char backend[16];      /* "c" */
-  char device[128];      /* CPU model name from /proc/cpuinfo */
-  char machine_key[128]; /* hostname + cpu model hash + thread count; names
-                            the cache file */
+  char device[128];      /* CPU model name from /proc/cpuinfo; for opencl
+                            the OpenCL device name */
+  char machine_key[128]; /* hostname + cpu model hash (opencl: device
+                            identity hash) + thread count; names the cache
+                            file */
   int threads;
   double read_gbps, write_gbps, copy_gbps, triad_gbps;
   /* The roofline's memory ceiling: max(read, copy, triad). STREAM
@@ -41,6 +43,16 @@ ks_code ks_roofline_get(const char *backend, int threads, bool remeasure,
  * fits in cache overstates the bandwidth). Implemented in
  * c/roofline_native.c, which is compiled with -march=native -fopenmp. */
 ks_code ks_roofline_measure_c(int threads, ks_roofline *out, ks_err *err);
+
+/* The OpenCL device's roofline (opencl/roofline_opencl.c): measured in a
+ * child `ksearch-runner --opencl-roofline THREADS` with copy/triad/read/write
+ * kernels for the bandwidth and an FMA kernel for the FLOP/s, timed with
+ * profiling events. */
+ks_code ks_roofline_measure_opencl(int threads, ks_roofline *out, ks_err *err);
+/* Name and identity (platform, versions, driver) of the OpenCL device
+ * KSEARCH_OPENCL_DEVICE picks; false when there is none. */
+bool ks_roofline_opencl_identity(char *device, size_t n, char *identity,
+                                 size_t m);
 
 /* Fills backend, device, machine_key and threads (threads <= 0: online
  * CPUs) and zeroes the rest; the first step of every measurement. */

@@ -20,6 +20,8 @@ static const char k_usage[] =
     "options:\n"
     "  --backend B      backend to evaluate on (default: the candidate's, "
     "else c)\n"
+    "  --device N       OpenCL device (see `ksearch roofline --backend "
+    "opencl --list`)\n"
     "  --param K=V      set a parameter macro (repeatable)\n"
     "  --threads N      threads for the kernel and the reference (default: "
     "all cores)\n"
@@ -29,6 +31,8 @@ static const char k_usage[] =
     "  --min-reps N     and at least N repetitions (default 10)\n"
     "  --no-flush       do not evict caches between repetitions\n"
     "  --no-timing      correctness only\n"
+    "  --no-spec-check  skip the primitive check before compiling (the "
+    "sandbox still applies)\n"
     "  --timeout S      wall-clock limit of the sandboxed run (default: "
     "derived from the reference's time)\n"
     "  --json           print one JSON object on stdout\n"
@@ -71,6 +75,7 @@ static void print_table(const ks_task *task, const ks_eval_result *r) {
 
 int ks_cmd_eval(int argc, char **argv) {
   static const struct option opts[] = {{"backend", required_argument, 0, 'b'},
+                                       {"device", required_argument, 0, 'D'},
                                        {"param", required_argument, 0, 'p'},
                                        {"threads", required_argument, 0, 't'},
                                        {"seeds", required_argument, 0, 's'},
@@ -78,6 +83,7 @@ int ks_cmd_eval(int argc, char **argv) {
                                        {"min-reps", required_argument, 0, 'r'},
                                        {"no-flush", no_argument, 0, 'F'},
                                        {"no-timing", no_argument, 0, 'T'},
+                                       {"no-spec-check", no_argument, 0, 'S'},
                                        {"timeout", required_argument, 0, 'o'},
                                        {"json", no_argument, 0, 'j'},
                                        {"quiet", no_argument, 0, 'q'},
@@ -95,6 +101,11 @@ int ks_cmd_eval(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
     switch (c) {
     case 'b': backend = optarg; break;
+    case 'D': /* read by the OpenCL backend, here and in its children */
+      if (parse_num("--device", optarg, 0, 1000, &v))
+        return 2;
+      setenv("KSEARCH_OPENCL_DEVICE", optarg, 1);
+      break;
     case 'p':
       if (n_params >= 64)
         return ks_cli_fail(2, "eval: at most 64 --param options");
@@ -122,6 +133,7 @@ int ks_cmd_eval(int argc, char **argv) {
       break;
     case 'F': eo.topt.flush = false; break;
     case 'T': eo.timing = false; break;
+    case 'S': eo.no_spec_check = true; break;
     case 'o':
       if (parse_num("--timeout", optarg, 0.1, 86400, &v))
         return 2;

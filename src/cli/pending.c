@@ -1,5 +1,6 @@
-/* pending.c — commands of DESIGN.md that do not exist yet. Each says so at
- * run time and exits 3, as the project's standards require: never pretend. */
+/* pending.c — commands of DESIGN.md that do not exist yet (report). Each
+ * says so at run time and exits 3, as the project's standards require: never
+ * pretend. */
 #include "cli/cli.h"
 
 #include <stdio.h>
@@ -16,10 +17,4 @@ int ks_cmd_report(int argc, char **argv) {
   (void)argc;
   (void)argv;
   return pending("report", "the HTML report comes with the search");
-}
-
-int ks_cmd_translate(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return pending("translate", "the CUDA analyzer and translator");
 }

@@ -4,6 +4,7 @@
  * The work is in backend/roofline.c; this file parses options and prints.
  */
 #include "backend/roofline.h"
+#include "backend/opencl/ocl.h"
 #include "util/util.h"
 
 #include <getopt.h>
@@ -16,18 +17,69 @@
 static const char *const USAGE =
     "usage: ksearch roofline [--backend B] [--threads N] [--remeasure] "
     "[--json]\n"
+    "       ksearch roofline --backend opencl --list [--json]\n"
     "\n"
     "Measured streaming memory bandwidth and peak FP32 FLOP/s of this\n"
     "machine, cached per machine after the first measurement.\n"
     "\n"
-    "  --backend B   backend to measure (default c; available: c)\n"
+    "  --backend B   backend to measure (default c; available: c, opencl)\n"
     "  --threads N   threads to measure with (default: online CPUs)\n"
     "  --remeasure   ignore the cache, measure again and rewrite it\n"
+    "  --list        list the OpenCL devices (--device N / "
+    "KSEARCH_OPENCL_DEVICE=N\n"
+    "                picks one for eval, run and roofline)\n"
     "  --json        print one JSON object on stdout\n"
     "  --help        this text\n";
 
 static const char *const VALID =
-    "valid options: --backend B, --threads N, --remeasure, --json, --help";
+    "valid options: --backend B, --threads N, --remeasure, --list, --json, "
+    "--help";
+
+/* `--backend opencl --list`: every OpenCL device, the chosen one marked. */
+static int list_opencl(bool as_json) {
+  ks_ocl_dev devs[KS_OCL_MAX_DEVICES];
+  int n = 0;
+  ks_err err = {0};
+  if (ks_ocl_devices(devs, KS_OCL_MAX_DEVICES, &n, &err)) {
+    fprintf(stderr, "ksearch roofline: %s\n", err.msg);
+    return ks_exit_code(err.code);
+  }
+  ks_ocl_dev chosen;
+  int pick = ks_ocl_pick(&chosen, &err) == KS_OK ? chosen.index : -1;
+  json_t *arr = json_array();
+  for (int i = 0; i < n; i++) {
+    const ks_ocl_dev *d = &devs[i];
+    if (as_json)
+      json_array_append_new(
+          arr,
+          json_pack("{s:i, s:s, s:s, s:s, s:i, s:I, s:I, s:b}", "index",
+                    d->index, "name", d->name, "platform", d->platform_name,
+                    "identity", d->identity, "compute_units",
+                    (int)d->compute_units, "max_work_group_size",
+                    (json_int_t)d->max_wg, "local_mem_bytes",
+                    (json_int_t)d->local_mem, "chosen", d->index == pick));
+    else
+      printf("%s %d: %s (%s), %u compute units, work-groups up to %zu, %llu "
+             "KiB local memory\n",
+             d->index == pick ? "*" : " ", d->index, d->name, d->platform_name,
+             d->compute_units, d->max_wg,
+             (unsigned long long)(d->local_mem >> 10));
+  }
+  if (as_json) {
+    json_t *o = json_pack("{s:o}", "devices", arr);
+    char *text = json_dumps(o, JSON_INDENT(2));
+    printf("%s\n", text ? text : "{}");
+    free(text);
+    json_decref(o);
+  } else {
+    json_decref(arr);
+    printf("(* = the device used; choose with --device N or "
+           "KSEARCH_OPENCL_DEVICE=N)\n");
+  }
+  if (pick < 0)
+    fprintf(stderr, "ksearch roofline: %s\n", err.msg);
+  return pick < 0 ? ks_exit_code(err.code) : 0;
+}
 
 static void print_table(const ks_roofline *r, const char *path) {
   double balance =
@@ -74,12 +126,13 @@ int ks_cmd_roofline(int argc, char **argv) {
       {"backend", required_argument, NULL, 'b'},
       {"threads", required_argument, NULL, 't'},
       {"remeasure", no_argument, NULL, 'r'},
+      {"list", no_argument, NULL, 'l'},
       {"json", no_argument, NULL, 'j'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *backend = "c";
   int threads = 0;
-  bool remeasure = false, as_json = false;
+  bool remeasure = false, as_json = false, list = false;
   optind = 1;
   opterr = 0; /* our own messages name the option and the valid ones */
   int c;
@@ -100,6 +153,7 @@ int ks_cmd_roofline(int argc, char **argv) {
       break;
     }
     case 'r': remeasure = true; break;
+    case 'l': list = true; break;
     case 'j': as_json = true; break;
     case 'h': fputs(USAGE, stdout); return 0;
     case ':':
@@ -119,6 +173,14 @@ int ks_cmd_roofline(int argc, char **argv) {
             "only (%s)\n",
             argv[optind], VALID);
     return 2;
+  }
+  if (list) {
+    if (strcmp(backend, "opencl")) {
+      fprintf(stderr, "ksearch roofline: --list lists OpenCL devices; use "
+                      "--backend opencl --list\n");
+      return 2;
+    }
+    return list_opencl(as_json);
   }
   if (threads <= 0)
     threads = ks_nproc();

@@ -20,13 +20,14 @@ static const char k_usage[] =
     "\n"
     "options:\n"
     "  --backend B       backend (default c)\n"
+    "  --device N        OpenCL device (see `ksearch roofline --backend "
+    "opencl --list`)\n"
     "  --budget N        evaluations in all, earlier sessions of the run "
     "included (default 30)\n"
     "  --time T          stop after T seconds (default: no limit)\n"
     "  --stagnation N    stop after N evaluations without a new best "
     "(default 25)\n"
-    "  --planner P       builtin (default) or random (the baseline); llm is "
-    "not available yet\n"
+    "  --planner P       builtin (default), random (the baseline) or llm\n"
     "  --seed S          seed of selection ties and parameter draws "
     "(default 1)\n"
     "  --attempts N      implementation attempts per plan (default 3)\n"
@@ -34,8 +35,34 @@ static const char k_usage[] =
     "  --resume DIR      continue a run after Ctrl-C or a crash\n"
     "  --threads N       threads for kernels (default all cores)\n"
     "  --min-time S      timing per workload (default 0.05 s)\n"
+    "  --seed-cuda FILE  raise the plans that use the concepts of a CUDA "
+    "kernel\n                    (what `ksearch translate` finds in it)\n"
     "  --json            print summary.json on stdout\n"
-    "  -q, --quiet       no progress on stderr\n";
+    "  -q, --quiet       no progress on stderr\n"
+    "\n"
+    "with --planner llm (any OpenAI-compatible endpoint; API key from "
+    "KSEARCH_API_KEY\nor OPENAI_API_KEY):\n"
+    "  --llm-base-url URL      endpoint before /chat/completions, e.g. "
+    "https://api.openai.com/v1\n"
+    "                          (or KSEARCH_LLM_BASE_URL)\n"
+    "  --llm-model M           planner model (or KSEARCH_LLM_MODEL)\n"
+    "  --llm-coder-model M     a second model that only writes code "
+    "(default: --llm-model)\n"
+    "  --llm-temperature T     sampling temperature 0..2 (default: the "
+    "server's)\n"
+    "  --llm-max-tokens N      max tokens per answer (default: the "
+    "server's)\n"
+    "  --llm-reasoning-effort E  passed through as reasoning_effort "
+    "(low, medium, high)\n"
+    "  --llm-timeout S         seconds per request (default 300)\n"
+    "  --llm-max-inflight N    requests in flight at once (default 1)\n"
+    "  --llm-token-budget N    stop the run cleanly after N tokens (default: "
+    "none)\n"
+    "  --llm-cache DIR         answer identical requests from DIR (offline "
+    "replay)\n"
+    "  --llm-stream            stream answers (server-sent events)\n"
+    "  --llm-retries N         retries on 429, 5xx and timeouts (default "
+    "4)\n";
 
 static bool num(const char *v, double lo, double hi, double *out) {
   char *end;
@@ -62,22 +89,59 @@ int ks_cmd_run(int argc, char **argv) {
       {"json", no_argument, 0, 'j'},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
+      {"llm-base-url", required_argument, 0, 1000},
+      {"llm-model", required_argument, 0, 1001},
+      {"llm-coder-model", required_argument, 0, 1002},
+      {"llm-temperature", required_argument, 0, 1003},
+      {"llm-max-tokens", required_argument, 0, 1004},
+      {"llm-reasoning-effort", required_argument, 0, 1005},
+      {"llm-timeout", required_argument, 0, 1006},
+      {"llm-max-inflight", required_argument, 0, 1007},
+      {"llm-token-budget", required_argument, 0, 1008},
+      {"llm-cache", required_argument, 0, 1009},
+      {"llm-stream", no_argument, 0, 1010},
+      {"llm-retries", required_argument, 0, 1011},
+      {"seed-cuda", required_argument, 0, 1100},
+      {"device", required_argument, 0, 1200},
       {0, 0, 0, 0}};
   ks_search_opts so;
   ks_search_opts_default(&so);
   bool as_json = false;
   double v;
+  /* --llm-* flags become the LLM planner's options (llm/llm.h) */
+  json_t *llm = json_object();
+  const char *llm_flag = NULL;
   optind = 1;
   int c;
 #define NUM(lo, hi, what)                                                      \
   if (!num(optarg, lo, hi, &v)) {                                              \
     fprintf(stderr, "ksearch run: %s %s: expected a number in [%g, %g]\n",     \
             what, optarg, (double)(lo), (double)(hi));                         \
+    json_decref(llm);                                                          \
     return 2;                                                                  \
   }
-  while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+#define LLM_STR(key)                                                           \
+  llm_flag = opts[idx].name;                                                   \
+  json_object_set_new(llm, key, json_string(optarg));                          \
+  break;
+#define LLM_NUM(key, lo, hi)                                                   \
+  llm_flag = opts[idx].name;                                                   \
+  if (!num(optarg, lo, hi, &v)) {                                              \
+    fprintf(stderr, "ksearch run: --%s %s: expected a number in [%g, %g]\n",   \
+            llm_flag, optarg, (double)(lo), (double)(hi));                     \
+    json_decref(llm);                                                          \
+    return 2;                                                                  \
+  }                                                                            \
+  json_object_set_new(llm, key, json_real(v));                                 \
+  break;
+  int idx = 0;
+  while ((c = getopt_long(argc, argv, "q", opts, &idx)) != -1) {
     switch (c) {
     case 'b': so.backend = optarg; break;
+    case 1200: /* read by the OpenCL backend, here and in its children */
+      NUM(0, 1000, "--device");
+      setenv("KSEARCH_OPENCL_DEVICE", optarg, 1);
+      break;
     case 'n': NUM(1, 1e6, "--budget") so.budget = (int)v; break;
     case 't': NUM(1, 1e7, "--time") so.time_s = v; break;
     case 'g': NUM(0, 1e6, "--stagnation") so.stagnation = (int)v; break;
@@ -89,8 +153,10 @@ int ks_cmd_run(int argc, char **argv) {
         return 3;
       }
       if (!ks_planner_find(optarg)) {
-        fprintf(stderr, "ksearch run: --planner %s: use builtin or random\n",
+        fprintf(stderr,
+                "ksearch run: --planner %s: use builtin, random or llm\n",
                 optarg);
+        json_decref(llm);
         return 2;
       }
       so.planner = optarg;
@@ -103,11 +169,66 @@ int ks_cmd_run(int argc, char **argv) {
     case 'm': NUM(0, 60, "--min-time") so.eval.topt.min_time_s = v; break;
     case 'j': as_json = true; break;
     case 'q': so.quiet = true; break;
-    case 'h': fputs(k_usage, stdout); return 0;
-    default: fputs(k_usage, stderr); return 2;
+    case 1000: LLM_STR("base_url")
+    case 1001: LLM_STR("model")
+    case 1002: LLM_STR("coder_model")
+    case 1003: LLM_NUM("temperature", 0, 2)
+    case 1004: LLM_NUM("max_tokens", 1, 1e7)
+    case 1005: LLM_STR("reasoning_effort")
+    case 1006: LLM_NUM("timeout", 0.1, 86400)
+    case 1007: LLM_NUM("max_inflight", 1, 256)
+    case 1008: LLM_NUM("token_budget", 1, 1e15)
+    case 1009: LLM_STR("cache")
+    case 1010:
+      llm_flag = opts[idx].name;
+      json_object_set_new(llm, "stream", json_true());
+      break;
+    case 1011: LLM_NUM("retries", 0, 20)
+    case 1100: /* any planner: the analyzer's concepts seed its plans */
+      json_object_set_new(llm, "seed_cuda", json_string(optarg));
+      break;
+    case 'h':
+      fputs(k_usage, stdout);
+      json_decref(llm);
+      return 0;
+    default:
+      fputs(k_usage, stderr);
+      json_decref(llm);
+      return 2;
     }
   }
 #undef NUM
+#undef LLM_STR
+#undef LLM_NUM
+  if (strcmp(so.planner, "llm") && llm_flag) {
+    fprintf(stderr, "ksearch run: --%s applies to --planner llm only\n",
+            llm_flag);
+    json_decref(llm);
+    return 2;
+  }
+  if (!strcmp(so.planner, "llm")) {
+    const char *env_url = getenv("KSEARCH_LLM_BASE_URL");
+    const char *env_model = getenv("KSEARCH_LLM_MODEL");
+    if (!json_object_get(llm, "base_url") && !(env_url && *env_url)) {
+      fputs("ksearch run: --planner llm needs an OpenAI-compatible endpoint: "
+            "give --llm-base-url URL (e.g. https://api.openai.com/v1, "
+            "http://127.0.0.1:8080/v1) or set KSEARCH_LLM_BASE_URL; the API "
+            "key comes from KSEARCH_API_KEY or OPENAI_API_KEY\n",
+            stderr);
+      json_decref(llm);
+      return 2;
+    }
+    if (!json_object_get(llm, "model") && !(env_model && *env_model)) {
+      fputs("ksearch run: --planner llm needs a model: give --llm-model NAME "
+            "or set KSEARCH_LLM_MODEL\n",
+            stderr);
+      json_decref(llm);
+      return 2;
+    }
+    so.planner_options = llm;
+  }
+  if (json_object_get(llm, "seed_cuda"))
+    so.planner_options = llm;
   char task_from_run[4096];
   if (argc - optind == 1) {
     so.task = argv[optind];
@@ -119,10 +240,13 @@ int ks_cmd_run(int argc, char **argv) {
     ks_err e;
     ks_store_run run;
     bool found = false;
-    if (ks_store_open_readonly(task_from_run, &st, &e))
+    if (ks_store_open_readonly(task_from_run, &st, &e)) {
+      json_decref(llm);
       return ks_cli_fail(ks_exit_code(e.code), e.msg);
+    }
     if (ks_store_get_run(st, &run, &found, &e) || !found) {
       ks_store_close(st);
+      json_decref(llm);
       return ks_cli_fail(2, "the run folder holds no run; give TASK");
     }
     snprintf(task_from_run, sizeof task_from_run, "%s", run.task_name);
@@ -132,6 +256,7 @@ int ks_cmd_run(int argc, char **argv) {
   } else {
     fputs("ksearch run: expected TASK (or --resume RUN_DIR)\n", stderr);
     fputs(k_usage, stderr);
+    json_decref(llm);
     return 2;
   }
   if (so.quiet)
@@ -164,6 +289,7 @@ int ks_cmd_run(int argc, char **argv) {
     }
     json_decref(summary);
   }
+  json_decref(llm);
   if (rc)
     return ks_cli_fail(ks_exit_code(rc), err.msg);
   return 0;

@@ -6,6 +6,7 @@
  * a crash never leaves a half-written reference behind.
  */
 #include "eval/eval.h"
+#include "spec/validator.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -257,6 +258,27 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
              "--backend %s or fix its `// ksearch: backend=` line",
              cand->path, cand->backend, ev->be->name, cand->backend);
     return KS_OK;
+  }
+  /* the spec: primitives the target lacks are rejected before any
+   * compiler runs (DESIGN.md: Spec and concept catalogue) */
+  if (!ev->opts.no_spec_check) {
+    ks_spec_violation v[16];
+    int nv = 0;
+    ks_err verr;
+    if (ks_spec_validate(ev->be->name, cand->source, v, 16, &nv, &verr) ==
+            KS_OK &&
+        nv > 0) {
+      res->status = KS_EVAL_REJECTED;
+      size_t off = (size_t)snprintf(
+          res->error, sizeof res->error,
+          "uses primitives the %s target does not have (spec check):",
+          ev->be->name);
+      for (int i = 0; i < nv && off < sizeof res->error; i++)
+        off += (size_t)snprintf(res->error + off, sizeof res->error - off,
+                                " line %d: %s (%s);", v[i].line, v[i].ident,
+                                v[i].suggestion);
+      return KS_OK;
+    }
   }
   ks_artifact art;
   ks_err berr;

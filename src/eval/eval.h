@@ -36,6 +36,7 @@ typedef struct ks_eval_opts {
   double timeout_s;       /* wall-clock limit of one runner; 0 = derived */
   double build_timeout_s; /* compiler time limit */
   bool quiet;             /* no progress on stderr */
+  bool no_spec_check;     /* skip the primitive check (to test the sandbox) */
 } ks_eval_opts;
 
 void ks_eval_opts_default(ks_eval_opts *o);

@@ -161,6 +161,13 @@ ks_code ks_sandbox_seccomp(int report_fd, ks_err *err) {
   if (!rc)
     rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
                           SCMP_A1(SCMP_CMP_EQ, TCGETS));
+  /* Every thread, not only this one: the OpenMP pool and an OpenCL
+   * driver's workers (PoCL runs kernels on its own threads) exist before the
+   * filter is installed, and without TSYNC a filter covers only the calling
+   * thread and its future children, so code running on those workers would
+   * be unconfined. */
+  if (!rc)
+    rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
   if (!rc)
     rc = seccomp_load(ctx);
   seccomp_release(ctx);

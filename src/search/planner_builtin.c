@@ -1,5 +1,6 @@
 /* planner_builtin.c — the built-in and random planners; see planner.h. */
 #include "search/planner.h"
+#include "spec/seed.h"
 #include "util/util.h"
 
 #include <math.h>
@@ -31,7 +32,8 @@ typedef struct ks_planner {
   uint64_t seed;
   int max_attempts;
   tpl_plan plans[KS_MAX_TEMPLATES];
-  json_t *params_of; /* candidate id (string) -> params object */
+  json_t *params_of;  /* candidate id (string) -> params object */
+  ks_spec_seed *cuda; /* --seed-cuda: concepts that raise plans, or NULL */
 } ks_planner;
 
 static void build_plan(ks_planner *p, int ti) {
@@ -83,11 +85,22 @@ static ks_planner *planner_new(const ks_planner_ctx *ctx, bool random) {
   return p;
 }
 
+static void planner_free(void *self);
+
 static ks_code create_builtin(const ks_planner_ctx *ctx, void **self,
                               ks_err *err) {
-  (void)err;
-  *self = planner_new(ctx, false);
-  return KS_OK;
+  ks_planner *p = planner_new(ctx, false);
+  const char *cuda =
+      json_string_value(json_object_get(ctx->options, "seed_cuda"));
+  ks_code rc = cuda ? ks_spec_seed_load(cuda, ctx->backend ? ctx->backend : "c",
+                                        &p->cuda, err)
+                    : KS_OK;
+  if (rc) {
+    planner_free(p);
+    p = NULL;
+  }
+  *self = p;
+  return rc;
 }
 
 static ks_code create_random(const ks_planner_ctx *ctx, void **self,
@@ -102,6 +115,7 @@ static void planner_free(void *self) {
   if (!p)
     return;
   json_decref(p->params_of);
+  ks_spec_seed_free(p->cuda);
   free(p);
 }
 
@@ -138,6 +152,36 @@ static int level_of(const ks_planner *p, int ti, const ks_wm_node *n) {
   return -1;
 }
 
+/* --seed-cuda (spec/seed.h): a plan whose concepts the CUDA kernel uses
+ * starts higher; the root's notes record the mapping. */
+static double seeded(const ks_planner *p, double priority,
+                     const char *const *concepts, int n) {
+  double v = priority + ks_spec_seed_bonus(p->cuda, concepts, n);
+  return v > 1 ? 1 : v;
+}
+
+static void seed_notes(const ks_planner *p, ks_wm *wm) {
+  ks_buf b;
+  ks_buf_init(&b);
+  ks_buf_printf(&b, "%s\n\n%s", p->an->text, p->cuda->notes);
+  ks_buf_puts(&b, "raised by the seed:");
+  int raised = 0;
+  for (int i = 0; i < p->tpls->n; i++) {
+    const ks_template *t = &p->tpls->t[i];
+    const char *c[KS_MAX_CONCEPTS];
+    for (int k = 0; k < t->n_concepts; k++)
+      c[k] = t->concepts[k];
+    double bonus = ks_spec_seed_bonus(p->cuda, c, t->n_concepts);
+    if (bonus > 0)
+      ks_buf_printf(&b, "%s family %s (+%.2f)", raised++ ? "," : "", t->family,
+                    bonus);
+  }
+  ks_buf_puts(&b, raised ? "; later decisions with these concepts likewise\n"
+                         : " no template uses these concepts\n");
+  ks_wm_set_root_notes(wm, b.data);
+  ks_buf_free(&b);
+}
+
 static ks_code init_tree(void *self, ks_wm *wm, ks_err *err) {
   ks_planner *p = self;
   if (ks_wm_count(wm) > 1)
@@ -159,18 +203,23 @@ static ks_code init_tree(void *self, ks_wm *wm, ks_err *err) {
     s.rationale = "one algorithmic family per template; the root's notes "
                   "hold the analysis";
     s.difficulty = 2;
-    s.priority = p->spec->d[0].priority[p->an->main_regime];
+    /* every algorithmic family is tried once before any refinement: one
+     * evaluation each is cheap and tells which branch deserves the budget */
+    s.priority = 0.85 + 0.15 * p->spec->d[0].priority[p->an->main_regime];
     s.expected_speedup = 1.5;
     const char *concepts[KS_MAX_CONCEPTS];
     for (int c = 0; c < t->n_concepts; c++)
       concepts[c] = t->concepts[c];
     s.concepts = concepts;
     s.n_concepts = t->n_concepts;
+    s.priority = seeded(p, s.priority, concepts, t->n_concepts);
     json_t *params = json_pack("{s:s}", "template", t->name);
     s.params = params;
     rc = ks_wm_insert(wm, &s, NULL, err);
     json_decref(params);
   }
+  if (!rc && p->cuda)
+    seed_notes(p, wm);
   return rc;
 }
 
@@ -309,7 +358,16 @@ static ks_code expand(ks_planner *p, ks_wm *wm, const ks_wm_node *n, int ti,
       s.choice = choice;
       s.difficulty = 2;
       double tg = twin_gain(wm, lv->name, choice, "");
-      s.priority = clamp01(lv->priority + 0.5 * tg);
+      /* refinements rank below untried families, and by how good their
+       * branch is: a branch at half the best score gets 0.7 of the weight */
+      const ks_wm_node *bn = ks_wm_best_solved(wm);
+      double best = bn && bn->solution.score > 0 ? bn->solution.score : 1;
+      double rel = n->solution.score / best;
+      rel = rel > 1 ? 1 : rel > 0 ? rel : 0;
+      s.priority =
+          clamp01(0.8 * sqrt(rel) *
+                  (lv->priority + 0.5 * tg +
+                   ks_spec_seed_bonus(p->cuda, lv->concepts, lv->n_concepts)));
       s.expected_speedup = 1.1;
       s.concepts = lv->concepts;
       s.n_concepts = lv->n_concepts;

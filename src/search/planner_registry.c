@@ -4,9 +4,11 @@
 
 #include <string.h>
 
+extern const ks_planner_i ks_planner_llm; /* planner_llm.c */
 static const ks_planner_i *const k_planners[] = {
     &ks_planner_builtin,
     &ks_planner_random,
+    &ks_planner_llm,
 };
 
 const ks_planner_i *ks_planner_find(const char *name) {

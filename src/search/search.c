@@ -6,6 +6,7 @@
  * replays them into the planner, so nothing finished is lost or repeated.
  */
 #include "search/search.h"
+#include "llm/llm.h"
 #include "search/planner.h"
 #include "store/store.h"
 
@@ -451,6 +452,11 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
       bool exhausted = false;
       int64_t n0 = s->evaluations;
       rc = one_round(s, iteration++, t0, &exhausted, err);
+      if (rc == KS_LLM_ERR_TOKEN_BUDGET) { /* the LLM planner's clean end */
+        rc = KS_OK;
+        stopped = "token budget";
+        break;
+      }
       if (rc)
         break;
       if (exhausted) {

@@ -137,8 +137,32 @@ Test(planner, families_then_expansion) {
   for (int i = 0; i < nk && i < 8; i++) {
     cr_assert_str_eq(kids[i]->decision, "vector width");
     cr_assert_null(strstr(kids[i]->choice, "VEC=8"));
-    cr_assert_float_eq(kids[i]->action.priority, 0.9, 1e-9);
+    /* refinements of the best branch: 0.8 x the class prior, below the
+     * untried family (which stays above 0.85) */
+    cr_assert_float_eq(kids[i]->action.priority, 0.8 * 0.9, 1e-9);
   }
+  ks_wm_free(wm);
+  ks_planner_builtin.destroy(p);
+}
+
+Test(planner, weaker_branches_rank_lower) {
+  void *p = new_planner(&ks_planner_builtin, 1);
+  ks_wm *wm = ks_wm_new("t");
+  ks_err err;
+  ks_planner_builtin.init_tree(p, wm, &err);
+  char f1[KS_WM_ID_MAX], f2[KS_WM_ID_MAX];
+  ks_strlcpy(f1, ks_wm_node_at(wm, 1)->id, sizeof f1);
+  ks_strlcpy(f2, ks_wm_node_at(wm, 2)->id, sizeof f2);
+  cr_assert_gt(ks_wm_node_at(wm, 2)->action.priority, 0.85);
+  ks_planner_builtin.remember(p, 1, "{\"VEC\":\"8\",\"UNROLL\":\"1\"}");
+  ks_planner_builtin.observe(p, wm, f1, 1, 4.0, NULL, &err);
+  ks_planner_builtin.observe(p, wm, f2, 1, 1.0, NULL, &err);
+  const ks_wm_node *k1[8], *k2[8];
+  ks_wm_children(wm, f1, k1, 8);
+  ks_wm_children(wm, f2, k2, 8);
+  /* a branch at a quarter of the best score gets half the weight */
+  cr_assert_float_eq(k2[0]->action.priority, 0.5 * k1[0]->action.priority,
+                     1e-9);
   ks_wm_free(wm);
   ks_planner_builtin.destroy(p);
 }

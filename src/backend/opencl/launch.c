@@ -1,0 +1,409 @@
+/* launch.c — see launch.h. The candidate parser (eval/candidate.c) keeps only
+ * the last launch line; a sequence of kernels needs all of them in order, so
+ * they are read again here from the source. */
+#include "backend/opencl/launch.h"
+#include "task/expr.h"
+#include "util/util.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_ident(const char *s) {
+  if (!*s || !(isalpha((unsigned char)*s) || *s == '_'))
+    return false;
+  for (; *s; s++)
+    if (!(isalnum((unsigned char)*s) || *s == '_'))
+      return false;
+  return true;
+}
+
+/* Splits "a, max(b,c), d" at depth-0 commas into at most 3 parts. Returns
+ * the count, -1 when there are more than 3 or a part is empty. */
+static int split_dims(const char *s, char parts[3][256]) {
+  int n = 0, depth = 0;
+  size_t len = 0;
+  for (const char *p = s;; p++) {
+    if (*p == 0 || (*p == ',' && depth == 0)) {
+      if (n >= 3)
+        return -1;
+      parts[n][len] = 0;
+      char *t = parts[n];
+      while (isspace((unsigned char)*t))
+        t++;
+      if (!*t)
+        return -1;
+      memmove(parts[n], t, strlen(t) + 1);
+      n++;
+      len = 0;
+      if (*p == 0)
+        return n;
+      continue;
+    }
+    if (*p == '(')
+      depth++;
+    else if (*p == ')')
+      depth--;
+    if (len + 1 >= 256)
+      return -1;
+    parts[n < 3 ? n : 2][len++] = *p;
+  }
+}
+
+static ks_code parse_dims(const char *key, const char *val, ks_expr **out,
+                          int *dims, int line, ks_err *err) {
+  char parts[3][256];
+  int n = split_dims(val, parts);
+  if (n < 1)
+    return ks_err_set(err, KS_ERR_INPUT,
+                      "line %d: %s=(%s): expected 1 to 3 comma-separated "
+                      "sizes, e.g. %s=(rows*LOCAL) or %s=(cols, rows)",
+                      line, key, val, key, key);
+  for (int i = 0; i < n; i++) {
+    if (ks_expr_parse(parts[i], NULL, 0, &out[i], err)) {
+      for (int j = 0; j < i; j++) {
+        ks_expr_free(out[j]);
+        out[j] = NULL;
+      }
+      return ks_err_prefix(err, "line %d: %s: ", line, key);
+    }
+  }
+  *dims = n;
+  return KS_OK;
+}
+
+ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
+                             int line, ks_launch *out, ks_err *err) {
+  memset(out, 0, sizeof *out);
+  out->line = line;
+  ks_strlcpy(out->kernel, default_kernel ? default_kernel : "",
+             sizeof out->kernel);
+  bool seen[4] = {false, false, false, false};
+  int gdims = 0, ldims = 0;
+  const char *p = text;
+  ks_code rc = KS_OK;
+  while (!rc) {
+    while (isspace((unsigned char)*p))
+      p++;
+    if (!*p)
+      break;
+    char key[32];
+    size_t kl = 0;
+    while (isalpha((unsigned char)*p) && kl + 1 < sizeof key)
+      key[kl++] = *p++;
+    key[kl] = 0;
+    if (*p != '=' || kl == 0) {
+      rc = ks_err_set(err, KS_ERR_INPUT,
+                      "line %d: cannot read \"%.60s\" in the launch line; "
+                      "expected kernel=NAME global=(...) local=(...) "
+                      "[scratch=(...)]",
+                      line, p);
+      break;
+    }
+    p++;
+    char val[512];
+    size_t vl = 0;
+    if (*p == '(') { /* up to the matching parenthesis; spaces allowed */
+      int depth = 0;
+      const char *q = p;
+      for (; *q; q++) {
+        if (*q == '(')
+          depth++;
+        else if (*q == ')' && --depth == 0)
+          break;
+      }
+      if (*q != ')') {
+        rc = ks_err_set(err, KS_ERR_INPUT,
+                        "line %d: %s=%.60s: unbalanced parentheses", line, key,
+                        p);
+        break;
+      }
+      vl = (size_t)(q - p - 1);
+      if (vl >= sizeof val)
+        vl = sizeof val - 1;
+      memcpy(val, p + 1, vl);
+      p = q + 1;
+    } else { /* a bare token: kernel=NAME or global=rows*64 */
+      while (*p && !isspace((unsigned char)*p) && vl + 1 < sizeof val)
+        val[vl++] = *p++;
+    }
+    val[vl] = 0;
+    static const char *const keys[] = {"kernel", "global", "local", "scratch"};
+    int k = -1;
+    for (int i = 0; i < 4; i++)
+      if (!strcmp(key, keys[i]))
+        k = i;
+    if (k < 0) {
+      rc = ks_err_set(err, KS_ERR_INPUT,
+                      "line %d: unknown launch key \"%s\"; use kernel=, "
+                      "global=, local= or scratch=",
+                      line, key);
+      break;
+    }
+    if (seen[k]) {
+      rc = ks_err_set(err, KS_ERR_INPUT, "line %d: %s= given twice", line, key);
+      break;
+    }
+    seen[k] = true;
+    if (k == 0) {
+      if (!is_ident(val) || strlen(val) >= sizeof out->kernel)
+        rc = ks_err_set(err, KS_ERR_INPUT,
+                        "line %d: kernel=%s must name a kernel function (an "
+                        "identifier of < 64 characters)",
+                        line, val);
+      else
+        ks_strlcpy(out->kernel, val, sizeof out->kernel);
+    } else if (k == 1) {
+      rc = parse_dims(key, val, out->global, &gdims, line, err);
+    } else if (k == 2) {
+      rc = parse_dims(key, val, out->local, &ldims, line, err);
+    } else {
+      if (ks_expr_parse(val, NULL, 0, &out->scratch, err))
+        rc = ks_err_prefix(err, "line %d: scratch: ", line);
+    }
+  }
+  if (!rc && !seen[1])
+    rc = ks_err_set(err, KS_ERR_INPUT,
+                    "line %d: the launch line has no global=(...); give the "
+                    "work-items per dimension, e.g. global=(rows*LOCAL)",
+                    line);
+  if (!rc && !seen[2])
+    rc = ks_err_set(err, KS_ERR_INPUT,
+                    "line %d: the launch line has no local=(...); give the "
+                    "work-group size, e.g. local=(LOCAL) (ksearch does not "
+                    "let the driver choose, so timings are reproducible)",
+                    line);
+  if (!rc && gdims != ldims)
+    rc = ks_err_set(err, KS_ERR_INPUT,
+                    "line %d: global has %d dimension%s but local has %d; "
+                    "give both the same number",
+                    line, gdims, gdims == 1 ? "" : "s", ldims);
+  if (!rc && !out->kernel[0])
+    rc = ks_err_set(err, KS_ERR_INPUT,
+                    "line %d: no kernel named; add kernel=NAME", line);
+  out->dims = gdims;
+  if (rc) {
+    ks_launch_plan tmp = {.n = 1};
+    tmp.k[0] = *out;
+    ks_launch_free(&tmp);
+    memset(out, 0, sizeof *out);
+  }
+  return rc;
+}
+
+/* Calls fn for every `// ksearch: launch` line; stops at the first error. */
+typedef ks_code (*line_fn)(void *ctx, const char *text, int line, ks_err *err);
+
+static ks_code for_each_line(const char *source, line_fn fn, void *ctx,
+                             ks_err *err) {
+  const char *s = source;
+  int lineno = 0;
+  while (*s) {
+    lineno++;
+    const char *nl = strchr(s, '\n');
+    size_t len = nl ? (size_t)(nl - s) : strlen(s);
+    const char *q = s;
+    while (q < s + len && isspace((unsigned char)*q))
+      q++;
+    size_t rest = (size_t)(s + len - q);
+    if (rest > 11 && !strncmp(q, "// ksearch:", 11)) {
+      const char *r = q + 11;
+      while (r < s + len && isspace((unsigned char)*r))
+        r++;
+      if ((size_t)(s + len - r) >= 7 && !strncmp(r, "launch", 6) &&
+          isspace((unsigned char)r[6])) {
+        char text[1024];
+        size_t tl = (size_t)(s + len - (r + 7));
+        if (tl >= sizeof text)
+          tl = sizeof text - 1;
+        memcpy(text, r + 7, tl);
+        text[tl] = 0;
+        ks_code rc = fn(ctx, text, lineno, err);
+        if (rc)
+          return rc;
+      }
+    }
+    s += len + (nl ? 1 : 0);
+  }
+  return KS_OK;
+}
+
+typedef struct parse_ctx {
+  ks_launch_plan *plan;
+  const char *default_kernel;
+} parse_ctx;
+
+static ks_code add_line(void *vctx, const char *text, int line, ks_err *err) {
+  parse_ctx *c = vctx;
+  if (c->plan->n >= KS_LAUNCH_MAX)
+    return ks_err_set(err, KS_ERR_INPUT,
+                      "line %d: more than %d launch lines; fuse kernels", line,
+                      KS_LAUNCH_MAX);
+  ks_code rc = ks_launch_parse_line(text, c->default_kernel, line,
+                                    &c->plan->k[c->plan->n], err);
+  if (!rc)
+    c->plan->n++;
+  return rc;
+}
+
+ks_code ks_launch_parse(const char *source, const char *path,
+                        const char *default_kernel, ks_launch_plan *out,
+                        ks_err *err) {
+  memset(out, 0, sizeof *out);
+  parse_ctx c = {out, default_kernel};
+  ks_code rc = for_each_line(source, add_line, &c, err);
+  if (!rc && out->n == 0)
+    rc = ks_err_set(err, KS_ERR_INPUT,
+                    "no `// ksearch: launch global=(...) local=(...)` line; "
+                    "GPU-style kernels need their launch geometry in the "
+                    "header (docs/DESIGN.md: Candidate file)");
+  if (rc) {
+    ks_launch_free(out);
+    return ks_err_prefix(err, "%s: ", path ? path : "<memory>");
+  }
+  return KS_OK;
+}
+
+typedef struct lines_ctx {
+  char (*lines)[512];
+  int n, max;
+} lines_ctx;
+
+static ks_code copy_line(void *vctx, const char *text, int line, ks_err *err) {
+  (void)line;
+  (void)err;
+  lines_ctx *c = vctx;
+  if (c->n < c->max)
+    ks_strlcpy(c->lines[c->n++], text, 512);
+  return KS_OK;
+}
+
+int ks_launch_lines(const char *source, char lines[][512], int max) {
+  lines_ctx c = {lines, 0, max};
+  for_each_line(source, copy_line, &c, NULL);
+  return c.n;
+}
+
+typedef struct lookup_ctx {
+  const ks_task *task;
+  const ks_workload *w;
+  const ks_param_value *params;
+  int n_params;
+  char bad[64]; /* a parameter whose value is not a number */
+} lookup_ctx;
+
+static bool lookup(void *vctx, const char *name, double *value) {
+  lookup_ctx *c = vctx;
+  int a = ks_task_axis_index(c->task, name);
+  if (a >= 0) {
+    *value = (double)c->w->axis[a];
+    return true;
+  }
+  for (int i = 0; i < c->n_params; i++) {
+    if (strcmp(c->params[i].name, name))
+      continue;
+    char *end;
+    double v = strtod(c->params[i].value, &end);
+    if (end == c->params[i].value || *end) {
+      ks_strlcpy(c->bad, name, sizeof c->bad);
+      return false;
+    }
+    *value = v;
+    return true;
+  }
+  return false;
+}
+
+static const char *param_text(const lookup_ctx *c, const char *name) {
+  for (int i = 0; i < c->n_params; i++)
+    if (!strcmp(c->params[i].name, name))
+      return c->params[i].value;
+  return "";
+}
+
+static ks_code eval_size(const ks_expr *e, lookup_ctx *c, const char *what,
+                         const ks_launch *k, double *out, ks_err *err) {
+  c->bad[0] = 0;
+  ks_code rc = ks_expr_eval_lookup(e, lookup, c, out, err);
+  if (rc) {
+    if (c->bad[0])
+      ks_err_set(err, KS_ERR_INPUT,
+                 "parameter %s is used in a launch expression but its value "
+                 "\"%s\" is not a number",
+                 c->bad, param_text(c, c->bad));
+    return ks_err_prefix(err,
+                         "line %d: kernel %s: %s (names are the task's axes "
+                         "and the candidate's parameters): ",
+                         k->line, k->kernel, what);
+  }
+  return KS_OK;
+}
+
+ks_code ks_launch_eval(const ks_launch_plan *p, const ks_task *task,
+                       const ks_workload *w, const ks_param_value *params,
+                       int n_params, ks_launch_geom *out, double *scratch_bytes,
+                       ks_err *err) {
+  lookup_ctx c = {task, w, params, n_params, ""};
+  char wl[256];
+  *scratch_bytes = 0;
+  for (int i = 0; i < p->n; i++) {
+    const ks_launch *k = &p->k[i];
+    ks_launch_geom *g = &out[i];
+    memset(g, 0, sizeof *g);
+    g->dims = k->dims;
+    for (int d = 0; d < 3; d++)
+      g->global[d] = g->local[d] = 1;
+    for (int d = 0; d < k->dims; d++) {
+      double gv, lv;
+      char what[32];
+      snprintf(what, sizeof what, "global[%d]", d);
+      if (eval_size(k->global[d], &c, what, k, &gv, err))
+        return err->code;
+      snprintf(what, sizeof what, "local[%d]", d);
+      if (eval_size(k->local[d], &c, what, k, &lv, err))
+        return err->code;
+      const double limit = 1099511627776.0; /* 2^40 work-items */
+      if (!(gv >= 1 && gv < limit) || !(lv >= 1 && lv < limit)) {
+        ks_workload_format(task, w, wl, sizeof wl);
+        return ks_err_set(err, KS_ERR_INPUT,
+                          "line %d: kernel %s: global[%d] = %g, local[%d] = "
+                          "%g for workload %s; sizes must be at least 1",
+                          k->line, k->kernel, d, gv, d, lv, wl);
+      }
+      size_t l = (size_t)ceil(lv), gl = (size_t)ceil(gv);
+      g->local[d] = l;
+      g->global[d] = (gl + l - 1) / l * l; /* whole work-groups */
+    }
+    if (k->scratch) {
+      double sb;
+      if (eval_size(k->scratch, &c, "scratch", k, &sb, err))
+        return err->code;
+      if (!(sb >= 0 && sb < 68719476736.0)) {
+        ks_workload_format(task, w, wl, sizeof wl);
+        return ks_err_set(err, KS_ERR_INPUT,
+                          "line %d: scratch = %g bytes for workload %s; "
+                          "expected 0 to 64 GiB",
+                          k->line, sb, wl);
+      }
+      if (sb > *scratch_bytes)
+        *scratch_bytes = ceil(sb);
+    }
+  }
+  return KS_OK;
+}
+
+void ks_launch_local_key(const ks_launch_geom *g, char *buf, size_t n) {
+  snprintf(buf, n, "%zu-%zu-%zu", g->local[0], g->local[1], g->local[2]);
+}
+
+void ks_launch_free(ks_launch_plan *p) {
+  for (int i = 0; i < p->n; i++) {
+    for (int d = 0; d < 3; d++) {
+      ks_expr_free(p->k[i].global[d]);
+      ks_expr_free(p->k[i].local[d]);
+    }
+    ks_expr_free(p->k[i].scratch);
+  }
+  memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,69 @@
+/* launch.h — launch geometry of GPU-style candidates (DESIGN.md: Candidate
+ * file, `launch`): which kernels run, in which order, over which grid.
+ *
+ *   // ksearch: launch [kernel=NAME] global=(E[,E[,E]]) local=(E[,E[,E]])
+ *                      [scratch=(E)]
+ *
+ * One line per kernel launch, run in file order on one in-order queue; a
+ * line without kernel= launches the entry point. E are expressions
+ * (task/expr.h) over the task's axes (var and const) and the candidate's
+ * parameters. global and local count work-items per dimension (OpenCL
+ * convention) and need the same number of dimensions (1..3); each global
+ * size is rounded up to a multiple of its local size, so kernels must
+ * bounds-check. scratch=(E) asks for one device scratch buffer of E bytes
+ * (the largest over all lines), shared by the sequence and appended as the
+ * last argument of every kernel. Pure parsing and arithmetic: no OpenCL here,
+ * so the parent, the runner and the unit tests share it.
+ */
+#ifndef KS_LAUNCH_H
+#define KS_LAUNCH_H
+
+#include "eval/candidate.h"
+#include "ksearch.h"
+
+#define KS_LAUNCH_MAX 8 /* kernel launches per call */
+
+typedef struct ks_launch {
+  char kernel[64];
+  int dims; /* 1..3 */
+  ks_expr *global[3], *local[3];
+  ks_expr *scratch; /* NULL when the line has no scratch= */
+  int line;         /* 1-based line in the source, for messages */
+} ks_launch;
+
+typedef struct ks_launch_plan {
+  int n;
+  ks_launch k[KS_LAUNCH_MAX];
+} ks_launch_plan;
+
+/* Evaluated geometry of one launch for one workload. */
+typedef struct ks_launch_geom {
+  int dims;
+  size_t global[3], local[3]; /* global already rounded up to local */
+} ks_launch_geom;
+
+/* Parses the text after `launch` of one header line into *out. */
+ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
+                             int line, ks_launch *out, ks_err *err);
+/* Every `// ksearch: launch` line of a candidate source, in order. No launch
+ * line is an error that says what to add. Errors name path and line. */
+ks_code ks_launch_parse(const char *source, const char *path,
+                        const char *default_kernel, ks_launch_plan *out,
+                        ks_err *err);
+/* The raw text of every launch line (after `launch `), in order; returns the
+ * count, at most max. */
+int ks_launch_lines(const char *source, char lines[][512], int max);
+/* Geometry of every launch of the plan for one workload, with names bound to
+ * the task's axes and the parameter values (which must be numbers when a
+ * launch expression uses them), and the scratch bytes (0 if none). A size
+ * that is not a positive finite number below 2^40 is an error naming the
+ * launch, the dimension and the workload. */
+ks_code ks_launch_eval(const ks_launch_plan *p, const ks_task *task,
+                       const ks_workload *w, const ks_param_value *params,
+                       int n_params, ks_launch_geom *out, double *scratch_bytes,
+                       ks_err *err);
+/* "256-1-1": the local size as PoCL names its work-group specializations. */
+void ks_launch_local_key(const ks_launch_geom *g, char *buf, size_t n);
+void ks_launch_free(ks_launch_plan *p);
+
+#endif

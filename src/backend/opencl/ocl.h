@@ -1,0 +1,54 @@
+/* ocl.h — what the OpenCL backend's files share: device choice, identity,
+ * error names, and the runner's tool modes (DESIGN.md: Backend interface).
+ *
+ * Devices are numbered across all platforms in the order the ICD loader
+ * reports them (platform by platform); KSEARCH_OPENCL_DEVICE=N (set by
+ * `--device N`) picks one, default 0. The identity string (platform,
+ * versions, device, driver) keys build hashes and the roofline cache, so a
+ * driver update never reuses old binaries.
+ */
+#ifndef KS_OCL_H
+#define KS_OCL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include "util/util.h"
+
+#define KS_OCL_MAX_DEVICES 32
+
+typedef struct ks_ocl_dev {
+  cl_platform_id platform;
+  cl_device_id device;
+  int index;      /* across all platforms */
+  char name[256]; /* device name */
+  char platform_name[128];
+  char identity[768]; /* platform|version|device|version|driver */
+  bool is_pocl;       /* PoCL: its lazy work-group compiler needs care */
+  cl_ulong local_mem, global_mem_cache;
+  size_t max_wg;
+  cl_uint compute_units;
+} ks_ocl_dev;
+
+/* "CL_INVALID_WORK_GROUP_SIZE" */
+const char *ks_ocl_errstr(cl_int e);
+/* The message for "no OpenCL here", with what to install. */
+ks_code ks_ocl_no_platform(ks_err *err, cl_int e);
+/* All devices (at most max); KS_ERR_ENV when there is none. */
+ks_code ks_ocl_devices(ks_ocl_dev *out, int max, int *n, ks_err *err);
+/* The device KSEARCH_OPENCL_DEVICE names (default 0). */
+ks_code ks_ocl_pick(ks_ocl_dev *out, ks_err *err);
+
+/* Runner tool modes, dispatched by runner/runner.c when argv[1] starts with
+ * "--opencl-": `--opencl-build REQUEST.json` (compile in a child with a time
+ * limit) and `--opencl-roofline THREADS` (measure, JSON on stdout). Returns
+ * the process exit status. */
+int ks_opencl_tool_main(int argc, char **argv);
+/* The runner binary (KSEARCH_RUNNER, else beside this executable). */
+const char *ks_ocl_runner_path(void);
+
+/* Child side of the roofline (roofline_opencl.c): measures the picked
+ * device with its current thread setting and prints the numbers as JSON. */
+int ks_ocl_roofline_child(void);
+
+#endif

@@ -1,0 +1,107 @@
+/* cache.c — `--llm-cache DIR`: one JSON file per distinct request, so a run
+ * can be replayed offline and the tests need no network (llm.h, issue 4).
+ *
+ * The key covers what decides an answer (model, sampling options, messages)
+ * and nothing that does not (stream flags, endpoint URL). Decimal numbers in
+ * the messages are masked: the prompts quote measured timings and speedups,
+ * which differ between two runs of the same search, and a replay must find
+ * the answers of the first. Files are written atomically (temp + rename); a
+ * damaged file is a miss, never an error. */
+#include "llm/llm.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ks_llm_cache_key(const json_t *request, char out[33]) {
+  json_t *k = json_object();
+  static const char *const keep[] = {"model", "temperature", "max_tokens",
+                                     "reasoning_effort", NULL};
+  for (int i = 0; keep[i]; i++) {
+    json_t *v = json_object_get(request, keep[i]);
+    if (v)
+      json_object_set(k, keep[i], v);
+  }
+  json_t *msgs = json_array();
+  size_t i;
+  json_t *m;
+  json_array_foreach(json_object_get(request, "messages"), i, m) {
+    const char *content = json_string_value(json_object_get(m, "content"));
+    char *masked = ks_llm_mask_decimals(content ? content : "");
+    json_t *role = json_object_get(m, "role");
+    json_array_append_new(
+        msgs, json_pack("{s:O?, s:s}", "role", role, "content", masked));
+    free(masked);
+  }
+  json_object_set_new(k, "messages", msgs);
+  char *text = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS);
+  json_decref(k);
+  char a[17], b[17];
+  ks_hash_hex(ks_hash_str(text ? text : "", 0x6b73), a);
+  ks_hash_hex(ks_hash_str(text ? text : "", 0x9e3779b97f4a7c15ULL), b);
+  free(text);
+  memcpy(out, a, 16);
+  memcpy(out + 16, b, 16);
+  out[32] = 0;
+}
+
+static void entry_path(const char *dir, const char *key, char *out, size_t n) {
+  snprintf(out, n, "%s/%s.json", dir, key);
+}
+
+void ks_llm_cache_get(const char *dir, const char *key, bool *hit,
+                      ks_llm_reply *out) {
+  *hit = false;
+  memset(out, 0, sizeof *out);
+  char path[2048];
+  entry_path(dir, key, path, sizeof path);
+  if (!ks_file_exists(path))
+    return;
+  json_error_t je;
+  json_t *j = json_load_file(path, 0, &je);
+  json_t *a = json_object_get(j, "answer");
+  const char *t = json_string_value(json_object_get(a, "text"));
+  const char *o = json_string_value(json_object_get(a, "outcome"));
+  ks_llm_outcome oc;
+  if (!t || !o || !ks_llm_outcome_parse(o, &oc)) {
+    ks_log(KS_LOG_INFO, "llm cache: %s is unreadable (%s); asking the server",
+           path, j ? "no answer.text or answer.outcome" : je.text);
+    json_decref(j);
+    return;
+  }
+  out->text = ks_strdup(t);
+  out->outcome = oc;
+  json_t *pt = json_object_get(a, "prompt_tokens");
+  json_t *ct = json_object_get(a, "completion_tokens");
+  out->prompt_tokens = json_is_integer(pt) ? json_integer_value(pt) : 0;
+  out->completion_tokens = json_is_integer(ct) ? json_integer_value(ct) : 0;
+  const char *f = json_string_value(json_object_get(a, "finish_reason"));
+  ks_strlcpy(out->finish_reason, f ? f : "", sizeof out->finish_reason);
+  out->from_cache = true;
+  *hit = true;
+  json_decref(j);
+}
+
+ks_code ks_llm_cache_put(const char *dir, const char *key,
+                         const json_t *request, const ks_llm_reply *r,
+                         ks_err *err) {
+  ks_code rc = ks_mkdir_p(dir, err);
+  if (rc)
+    return ks_err_prefix(err, "--llm-cache %s: ", dir);
+  json_t *j = json_pack(
+      "{s:i, s:s, s:O, s:{s:s, s:s, s:I, s:I, s:s}}", "version", 1, "key", key,
+      "request", request, "answer", "text", r->text ? r->text : "", "outcome",
+      ks_llm_outcome_name(r->outcome), "prompt_tokens",
+      (json_int_t)r->prompt_tokens, "completion_tokens",
+      (json_int_t)r->completion_tokens, "finish_reason", r->finish_reason);
+  if (!j)
+    return ks_err_set(err, KS_ERR_INTERNAL,
+                      "llm cache: cannot encode the answer as JSON");
+  char *s = json_dumps(j, JSON_INDENT(1));
+  json_decref(j);
+  char path[2048];
+  entry_path(dir, key, path, sizeof path);
+  rc = ks_write_file_atomic(path, s, strlen(s), err);
+  free(s);
+  return rc;
+}

@@ -1,0 +1,909 @@
+/* translate_common.c — the rewriting engine of translate_internal.h: token
+ * walk with verbatim gaps, from_cuda renames and call templates ($1..$9 for
+ * arguments, $T and $AS for the element type and address space of the
+ * first argument), address spaces of local pointers and casts, dropped
+ * __CUDA_ARCH__ branches, TODO marks, launch geometry. */
+#include "spec/rules.h"
+#include "spec/translate_internal.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ks_tr_directive(const ks_toks *ts, int i, char *buf, size_t n) {
+  char raw[64];
+  ks_tok_text(ts, i, raw, sizeof raw);
+  const char *p = raw + 1;
+  while (*p == ' ' || *p == '\t')
+    p++;
+  ks_strlcpy(buf, p, n);
+}
+
+int ks_tr_pp_end(const ks_toks *ts, int i) {
+  while (i < ts->n && ts->t[i].kind != KS_TOK_PP_END)
+    i++;
+  return i < ts->n ? i : ts->n - 1;
+}
+
+void ks_tr_copy_gap(ks_tr *x, int from_off, int to_off) {
+  if (to_off > from_off)
+    ks_buf_append(x->out, x->ts->src + from_off, (size_t)(to_off - from_off));
+}
+
+int ks_tr_body_depth(const ks_toks *ts, const ks_cu_func *f, int i) {
+  int d = 0;
+  for (int k = f->lbrace + 1; k < i; k++) {
+    if (ks_tok_is(ts, k, "{"))
+      d++;
+    else if (ks_tok_is(ts, k, "}"))
+      d--;
+  }
+  return d;
+}
+
+/* #if / #ifdef on __CUDA_ARCH__: the device branch is for NVIDIA GPUs only,
+ * so the translation keeps the #else branch (or nothing). */
+static void mark_cuda_arch(ks_tr *x) {
+  const ks_toks *ts = x->ts;
+  for (int i = 0; i < ts->n; i++) {
+    if (ts->t[i].kind != KS_TOK_PP || x->skip[i])
+      continue;
+    char d[16];
+    ks_tr_directive(ts, i, d, sizeof d);
+    if (strcmp(d, "if") && strcmp(d, "ifdef"))
+      continue;
+    int e = ks_tr_pp_end(ts, i);
+    bool arch = false;
+    for (int k = i + 1; k < e; k++)
+      arch |= ks_tok_is(ts, k, "__CUDA_ARCH__");
+    if (!arch)
+      continue;
+    int depth = 0, els = -1, endif = -1;
+    for (int k = e + 1; k < ts->n && endif < 0; k++) {
+      if (ts->t[k].kind != KS_TOK_PP)
+        continue;
+      char dk[16];
+      ks_tr_directive(ts, k, dk, sizeof dk);
+      if (!strncmp(dk, "if", 2))
+        depth++;
+      else if (!strcmp(dk, "endif") && depth-- == 0)
+        endif = k;
+      else if (depth == 0 && !strcmp(dk, "elif"))
+        break; /* #elif chains stay as they are */
+      else if (depth == 0 && !strcmp(dk, "else") && els < 0)
+        els = k;
+    }
+    if (endif < 0)
+      continue;
+    int drop_to = els >= 0 ? ks_tr_pp_end(ts, els) : ks_tr_pp_end(ts, endif);
+    for (int k = i; k <= drop_to; k++)
+      x->skip[k] = true;
+    for (int k = endif; k <= ks_tr_pp_end(ts, endif); k++)
+      x->skip[k] = true;
+  }
+}
+
+ks_code ks_tr_init(ks_tr *x, const ks_cu_model *m, const ks_spec_target *t,
+                   ks_translation *out, ks_err *err) {
+  memset(x, 0, sizeof *x);
+  ks_code rc = ks_concepts_get(&x->cs, err);
+  if (rc)
+    return rc;
+  x->m = m;
+  x->ts = &m->toks;
+  x->t = t;
+  x->out = &out->code;
+  x->todos = out->todos;
+  x->pending = json_array();
+  x->skip = ks_xcalloc((size_t)m->toks.n + 1, sizeof *x->skip);
+  x->space_global = x->space_shared = x->space_private = "";
+  mark_cuda_arch(x);
+  return ks_cuda_analyze_model(m, x->cs, &x->rep, err);
+}
+
+void ks_tr_fini(ks_tr *x) {
+  json_decref(x->pending);
+  free(x->skip);
+  ks_cuda_report_free(&x->rep);
+}
+
+/* The concept a TODO on an identifier belongs to: the identifier's own, else
+ * the block-level concept the enclosing function was seen using. */
+static const char *concept_for(const ks_tr *x, const char *ident) {
+  const ks_concept *c = ks_cuda_concept_of_ident(x->cs, ident);
+  if (c)
+    return c->id;
+  static const char *const k_pref[] = {
+      "shared_memory_tiling", "block_reduction", "chunked_scan",
+      "double_buffering_cp_async", "split_kv_flash_decoding"};
+  if (!x->fn)
+    return NULL;
+  int a = x->ts->t[x->fn->lbrace].line, b = x->ts->t[x->fn->rbrace].line;
+  for (size_t k = 0; k < sizeof k_pref / sizeof *k_pref; k++)
+    for (int i = 0; i < x->rep.n_hits; i++)
+      if (x->rep.hits[i].line >= a && x->rep.hits[i].line <= b &&
+          !strcmp(x->rep.hits[i].concept->id, k_pref[k]))
+        return k_pref[k];
+  return NULL;
+}
+
+void ks_tr_enter(ks_tr *x, const ks_cu_func *f) {
+  x->fn = f;
+  x->n_ptrs = 0;
+}
+
+/* ------------------------------------------------------------ TODO marks */
+
+static void insert_at_line_start(ks_buf *b, const char *text) {
+  size_t pos = b->len;
+  while (pos > 0 && b->data[pos - 1] != '\n')
+    pos--;
+  size_t ind = pos;
+  while (ind < b->len && (b->data[ind] == ' ' || b->data[ind] == '\t'))
+    ind++;
+  ks_buf line;
+  ks_buf_init(&line);
+  ks_buf_append(&line, b->data ? b->data + pos : "", ind - pos);
+  ks_buf_printf(&line, "%s\n", text);
+  size_t n = line.len;
+  ks_buf_append(b, line.data, n); /* grow by n, then shift the tail */
+  memmove(b->data + pos + n, b->data + pos, b->len - n - pos);
+  memcpy(b->data + pos, line.data, n);
+  ks_buf_free(&line);
+}
+
+/* One mark per (concept, line): a line with several such names gets the
+ * first one's message. */
+static bool todo_seen(const json_t *list, const char *concept, int line) {
+  size_t i;
+  json_t *v;
+  json_array_foreach(list, i, v) {
+    if (json_integer_value(json_object_get(v, "line")) == line &&
+        !strcmp(json_string_value(json_object_get(v, "concept")), concept))
+      return true;
+  }
+  return false;
+}
+
+static void emit_todo(ks_tr *x, const char *concept, int line,
+                      const char *msg) {
+  if (todo_seen(x->todos, concept, line))
+    return;
+  json_array_append_new(x->todos, json_pack("{s:s,s:i,s:s}", "concept", concept,
+                                            "line", line, "message", msg));
+  char text[700];
+  snprintf(text, sizeof text, "// KSEARCH-TODO(%s): %s (CUDA line %d)", concept,
+           msg, line);
+  insert_at_line_start(x->out, text);
+}
+
+void ks_tr_todo(ks_tr *x, const char *concept, int line, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (!concept)
+  concept = "literal";
+  if (x->nest > 0)
+    json_array_append_new(x->pending,
+                          json_pack("{s:s,s:i,s:s}", "concept", concept, "line",
+                                    line, "message", msg));
+  else
+    emit_todo(x, concept, line, msg);
+}
+
+void ks_tr_note(ks_tr *x, const char *concept, int line, const char *msg) {
+  if (!todo_seen(x->todos, concept, line))
+    json_array_append_new(x->todos,
+                          json_pack("{s:s,s:i,s:s}", "concept", concept, "line",
+                                    line, "message", msg));
+}
+
+void ks_tr_flush(ks_tr *x) {
+  if (x->nest > 0)
+    return;
+  size_t i;
+  json_t *v;
+  json_array_foreach(x->pending, i, v) {
+    emit_todo(x, json_string_value(json_object_get(v, "concept")),
+              (int)json_integer_value(json_object_get(v, "line")),
+              json_string_value(json_object_get(v, "message")));
+  }
+  json_array_clear(x->pending);
+}
+
+/* ------------------------------------------------------------ spaces */
+
+static bool type_word(const ks_toks *ts, int i) {
+  static const char *const k[] = {
+      "float",  "double", "int",     "unsigned",     "signed", "long",
+      "short",  "char",   "bool",    "half",         "__half", "size_t",
+      "uint",   "float2", "float3",  "float4",       "int2",   "int4",
+      "uint2",  "uint4",  "half2",   "__half2",      "void",   "uchar",
+      "ushort", "ulong",  "double2", "__nv_bfloat16"};
+  if (i < 0 || i >= ts->n || ts->t[i].kind != KS_TOK_IDENT)
+    return false;
+  for (size_t j = 0; j < sizeof k / sizeof *k; j++)
+    if (ks_tok_is(ts, i, k[j]))
+      return true;
+  char w[64];
+  ks_tok_text(ts, i, w, sizeof w);
+  size_t l = strlen(w);
+  return l > 2 && !strcmp(w + l - 2, "_t");
+}
+
+const char *ks_tr_space_word(const ks_tr *x, char space) {
+  switch (space) {
+  case 'g': return x->space_global;
+  case 'l': return x->space_shared;
+  case 'p': return x->space_private;
+  default: return NULL;
+  }
+}
+
+static int base_ident(const ks_toks *ts, int a, int b);
+
+/* The space of a variable of function f from its declaration: a local
+ * pointer takes the space of its initializer, followed to its source. */
+static char decl_space(ks_tr *x, const ks_cu_func *f, const char *name,
+                       int depth) {
+  const ks_toks *ts = x->ts;
+  if (!f || depth > 8)
+    return 0;
+  for (int p = 0; p < f->n_params; p++)
+    if (!strcmp(f->params[p].name, name)) {
+      if (!f->params[p].is_pointer)
+        return 'p';
+      return f->is_global ? 'g' : ks_tr_param_space(x, f, p);
+    }
+  for (int i = f->lbrace + 1; i < f->rbrace; i++) {
+    if (!ks_tok_is(ts, i, name) || ks_tok_is(ts, i - 1, ".") ||
+        ks_tok_is(ts, i - 1, "->"))
+      continue;
+    int t = i - 1;
+    bool ptr = false;
+    while (t > f->lbrace &&
+           (ks_tok_is(ts, t, "*") || ks_tok_is(ts, t, "__restrict__") ||
+            ks_tok_is(ts, t, "const") || ks_tok_is(ts, t, "restrict"))) {
+      ptr |= ks_tok_is(ts, t, "*");
+      t--;
+    }
+    if (!type_word(ts, t))
+      continue; /* a use, not the declaration */
+    bool shared = false;
+    for (int k = t; k > f->lbrace && !ks_tok_is(ts, k, ";") &&
+                    !ks_tok_is(ts, k, "{") && !ks_tok_is(ts, k, "}");
+         k--)
+      shared |= ks_tok_is(ts, k, "__shared__");
+    if (shared)
+      return 'l';
+    if (!ptr)
+      return 'p';
+    if (!ks_tok_is(ts, i + 1, "="))
+      return 0;
+    int e = i + 2;
+    while (e < f->rbrace && !ks_tok_is(ts, e, ";") && !ks_tok_is(ts, e, ","))
+      e = ts->t[e].match > e ? ts->t[e].match + 1 : e + 1;
+    int b = base_ident(ts, i + 2, e);
+    if (b < 0)
+      return 0;
+    char src[64];
+    ks_tok_text(ts, b, src, sizeof src);
+    return decl_space(x, f, src, depth + 1);
+  }
+  return 0;
+}
+
+static char var_space(ks_tr *x, const ks_cu_func *f, const char *name) {
+  if (f == x->fn)
+    for (int k = 0; k < x->n_ptrs; k++)
+      if (!strcmp(x->ptr_name[k], name))
+        return x->ptr_space[k];
+  return decl_space(x, f, name, 0);
+}
+
+/* The identifier an expression starts from: skips ( & * and casts. */
+static int base_ident(const ks_toks *ts, int a, int b) {
+  int i = a;
+  while (i < b) {
+    if (ks_tok_is(ts, i, "&") || ks_tok_is(ts, i, "*") ||
+        ks_tok_is(ts, i, "+") || ks_tok_is(ts, i, "-")) {
+      i++;
+    } else if (ks_tok_is(ts, i, "(")) {
+      /* a cast ( type ... ) is skipped whole; a grouping paren is entered */
+      if (type_word(ts, i + 1) || ks_tok_is(ts, i + 1, "const"))
+        i = ts->t[i].match + 1;
+      else
+        i++;
+    } else if (ts->t[i].kind == KS_TOK_IDENT) {
+      if (ks_tok_is(ts, i, "reinterpret_cast") ||
+          ks_tok_is(ts, i, "static_cast")) {
+        int gt = i + 1;
+        while (gt < b && !ks_tok_is(ts, gt, ">"))
+          gt++;
+        i = gt + 1;
+        continue;
+      }
+      return i;
+    } else {
+      return -1;
+    }
+  }
+  return -1;
+}
+
+char ks_tr_space_of(ks_tr *x, int a, int b) {
+  int i = base_ident(x->ts, a, b);
+  if (i < 0 || ks_tok_is(x->ts, i + 1, "("))
+    return 0;
+  char name[64];
+  ks_tok_text(x->ts, i, name, sizeof name);
+  return var_space(x, x->fn, name);
+}
+
+int ks_tr_args(const ks_toks *ts, int lp, int first[16], int last[16]) {
+  int rp = ts->t[lp].match, n = 0;
+  if (rp == lp + 1)
+    return 0;
+  int a = lp + 1;
+  for (int i = lp + 1; i <= rp; i++) {
+    if (i < rp &&
+        (ks_tok_is(ts, i, "(") || ks_tok_is(ts, i, "[") ||
+         ks_tok_is(ts, i, "{")) &&
+        ts->t[i].match > i) {
+      i = ts->t[i].match;
+      continue;
+    }
+    if (i == rp || ks_tok_is(ts, i, ",")) {
+      if (n < 16) {
+        first[n] = a;
+        last[n] = i - 1;
+      }
+      n++;
+      a = i + 1;
+    }
+  }
+  return n;
+}
+
+char ks_tr_param_space(ks_tr *x, const ks_cu_func *f, int p) {
+  const ks_toks *ts = x->ts;
+  char found = 0;
+  for (int i = 0; i + 1 < ts->n; i++) {
+    if (i == f->name_tok || !ks_tok_is(ts, i, f->name) ||
+        !ks_tok_is(ts, i + 1, "(") || ts->t[i + 1].match < 0)
+      continue;
+    const ks_cu_func *caller = ks_cu_func_at(x->m, i);
+    if (!caller || caller == f)
+      continue;
+    int fa[16], la[16];
+    int n = ks_tr_args(ts, i + 1, fa, la);
+    if (p >= n || p >= 16)
+      continue;
+    int b = base_ident(ts, fa[p], la[p] + 1);
+    if (b < 0)
+      return 0;
+    char name[64];
+    ks_tok_text(ts, b, name, sizeof name);
+    char s = decl_space(x, caller, name, 1);
+    if (!s || (found && found != s))
+      return 0;
+    found = s;
+  }
+  return found ? found : 'g';
+}
+
+/* ------------------------------------------------------------ uses */
+
+static bool uses_rec(const ks_tr *x, const ks_cu_func *f,
+                     bool (*pred)(const ks_tr *, int), int depth) {
+  if (f->lbrace < 0 || depth > 16)
+    return false;
+  const ks_toks *ts = x->ts;
+  for (int i = f->lbrace + 1; i < f->rbrace; i++) {
+    if (x->skip[i])
+      continue;
+    if (pred(x, i))
+      return true;
+    if (ts->t[i].kind == KS_TOK_IDENT && ks_tok_is(ts, i + 1, "(")) {
+      char name[64];
+      ks_tok_text(ts, i, name, sizeof name);
+      const ks_cu_func *g = ks_cu_func_named(x->m, name);
+      if (g && g != f && !g->is_global && uses_rec(x, g, pred, depth + 1))
+        return true;
+    }
+  }
+  return false;
+}
+
+bool ks_tr_uses(const ks_tr *x, const ks_cu_func *f,
+                bool (*pred)(const ks_tr *x, int tok)) {
+  return uses_rec(x, f, pred, 0);
+}
+
+/* ------------------------------------------------------------ geometry */
+
+/* object-like #define NAME BODY */
+static bool macro_body(const ks_tr *x, const char *name, char *body, size_t n) {
+  const ks_toks *ts = x->ts;
+  for (int i = 0; i + 1 < ts->n; i++) {
+    if (ts->t[i].kind != KS_TOK_PP)
+      continue;
+    char d[16];
+    ks_tr_directive(ts, i, d, sizeof d);
+    if (strcmp(d, "define") || !ks_tok_is(ts, i + 1, name))
+      continue;
+    if (ks_tok_is(ts, i + 2, "(") && ts->t[i + 2].off == ks_tok_end(ts, i + 1))
+      return false; /* function-like */
+    int e = ks_tr_pp_end(ts, i);
+    body[0] = 0;
+    size_t o = 0;
+    for (int k = i + 2; k < e && o + 1 < n; k++) {
+      o += (size_t)snprintf(body + o, n - o, "%s", o ? " " : "");
+      char w[96];
+      ks_tok_text(ts, k, w, sizeof w);
+      o += (size_t)snprintf(body + o, o < n ? n - o : 0, "%s", w);
+      if (o >= n)
+        o = n - 1;
+    }
+    return body[0] != 0;
+  }
+  return false;
+}
+
+static void expand_macros(const ks_tr *x, char *e, size_t n) {
+  for (int round = 0; round < 8; round++) {
+    bool changed = false;
+    ks_buf b;
+    ks_buf_init(&b);
+    for (const char *p = e; *p;) {
+      if (isalpha((unsigned char)*p) || *p == '_') {
+        const char *q = p;
+        while (isalnum((unsigned char)*q) || *q == '_')
+          q++;
+        char name[96], body[160];
+        snprintf(name, sizeof name, "%.*s", (int)(q - p), p);
+        if (macro_body(x, name, body, sizeof body)) {
+          bool simple = true;
+          for (const char *c = body; *c; c++)
+            simple &= isalnum((unsigned char)*c) || *c == '_' || *c == '.';
+          ks_buf_printf(&b, simple ? "%s" : "(%s)", body);
+          changed = true;
+        } else {
+          ks_buf_append(&b, p, (size_t)(q - p));
+        }
+        p = q;
+      } else {
+        ks_buf_append(&b, p, 1);
+        p++;
+      }
+    }
+    ks_strlcpy(e, b.data ? b.data : "", n);
+    ks_buf_free(&b);
+    if (!changed)
+      break;
+  }
+}
+
+static void dims_of(ks_tr *x, const char *text, char out[3][160]) {
+  for (int d = 0; d < 3; d++)
+    strcpy(out[d], "1");
+  const ks_cu_dim3 *v = ks_cu_dim3_named(x->m, text);
+  if (v) {
+    for (int d = 0; d < 3; d++)
+      ks_strlcpy(out[d], v->c[d], sizeof out[d]);
+  } else if (!strncmp(text, "dim3(", 5) || !strncmp(text, "dim3 (", 6)) {
+    const char *p = strchr(text, '(') + 1;
+    int d = 0, depth = 0;
+    const char *a = p;
+    for (; *p && d < 3; p++) {
+      if (*p == '(')
+        depth++;
+      else if (*p == ')' && depth-- == 0) {
+        snprintf(out[d++], sizeof out[0], "%.*s", (int)(p - a), a);
+        break;
+      } else if (*p == ',' && depth == 0) {
+        snprintf(out[d++], sizeof out[0], "%.*s", (int)(p - a), a);
+        a = p + 1;
+        while (*a == ' ')
+          a++;
+      }
+    }
+  } else {
+    ks_strlcpy(out[0], text, sizeof out[0]);
+  }
+  for (int d = 0; d < 3; d++)
+    expand_macros(x, out[d], sizeof out[d]);
+}
+
+bool ks_tr_geometry(ks_tr *x, const char *k, char grid[3][160],
+                    char block[3][160]) {
+  const ks_cu_launch *l = ks_cu_launch_of(x->m, k);
+  if (!l || !l->grid[0] || !l->block[0])
+    return false;
+  dims_of(x, l->grid, grid);
+  dims_of(x, l->block, block);
+  return true;
+}
+
+bool ks_tr_plain_expr(const char *e) {
+  if (!*e)
+    return false;
+  for (; *e; e++)
+    if (!(isalnum((unsigned char)*e) || strchr("_ +-*/%().", *e)))
+      return false;
+  return true;
+}
+
+/* ------------------------------------------------------------ rewriting */
+
+static void emit_tok(ks_tr *x, int i) {
+  ks_buf_append(x->out, x->ts->src + x->ts->t[i].off, (size_t)x->ts->t[i].len);
+}
+
+static const char *fc_to(const json_t *v) {
+  return json_is_string(v) ? json_string_value(v)
+                           : json_string_value(json_object_get(v, "to"));
+}
+
+static const char *atomic_type(const char *elem) {
+  if (!strcmp(elem, "float"))
+    return "float";
+  if (!strcmp(elem, "int") || !strcmp(elem, "int32_t"))
+    return "int";
+  if (!strcmp(elem, "unsigned") || !strcmp(elem, "unsigned int") ||
+      !strcmp(elem, "uint") || !strcmp(elem, "uint32_t"))
+    return "uint";
+  return NULL;
+}
+
+/* Emits template tpl for the call whose '(' is at lp (or none: lp < 0). */
+static void emit_template(ks_tr *x, const char *key, const json_t *v, int i,
+                          int lp) {
+  const char *tpl = fc_to(v);
+  int fa[16], la[16], n = lp >= 0 ? ks_tr_args(x->ts, lp, fa, la) : 0;
+  char *args[16] = {0};
+  x->nest++;
+  for (int k = 0; k < n && k < 16; k++)
+    args[k] = ks_tr_string(x, fa[k], la[k] + 1);
+  x->nest--;
+  int line = x->ts->t[i].line;
+  ks_buf tmp;
+  ks_buf_init(&tmp);
+  for (const char *p = tpl; *p; p++) {
+    if (p[0] == '$' && p[1] >= '1' && p[1] <= '9') {
+      int k = p[1] - '1';
+      ks_buf_puts(&tmp, k < n && args[k] ? args[k] : "");
+      p++;
+    } else if (p[0] == '$' && (p[1] == 'T' || (p[1] == 'A' && p[2] == 'S'))) {
+      bool is_t = p[1] == 'T';
+      char sp = n ? ks_tr_space_of(x, fa[0], la[0] + 1) : 0;
+      int b = n ? base_ident(x->ts, fa[0], la[0] + 1) : -1;
+      char name[64] = "", elem[64] = "";
+      bool shared = false;
+      if (b >= 0)
+        ks_tok_text(x->ts, b, name, sizeof name);
+      if (b >= 0 && x->fn)
+        ks_cu_var_type(x->m, x->fn, name, elem, sizeof elem, &shared);
+      const char *w = is_t ? atomic_type(elem) : ks_tr_space_word(x, sp);
+      if (!w || !*w) {
+        w = is_t ? "float" : "device";
+        ks_tr_todo(x, "atomics", line,
+                   "%s of the atomic's target (%s) not known; check the "
+                   "cast",
+                   is_t ? "element type" : "address space",
+                   name[0] ? name : "?");
+      }
+      ks_buf_puts(&tmp, w);
+      p += is_t ? 1 : 2;
+    } else {
+      ks_buf_append(&tmp, p, 1);
+    }
+  }
+  ks_buf_puts(x->out, tmp.data ? tmp.data : "");
+  ks_buf_free(&tmp);
+  const char *todo = json_string_value(json_object_get(v, "todo"));
+  if (todo) {
+    /* the message may name arguments too */
+    char msg[512];
+    size_t o = 0;
+    for (const char *p = todo; *p && o + 1 < sizeof msg; p++) {
+      if (p[0] == '$' && p[1] >= '1' && p[1] <= '9') {
+        int k = p[1] - '1';
+        o += (size_t)snprintf(msg + o, sizeof msg - o, "%s",
+                              k < n && args[k] ? args[k] : "?");
+        if (o >= sizeof msg)
+          o = sizeof msg - 1;
+        p++;
+      } else {
+        msg[o++] = *p;
+      }
+    }
+    msg[o] = 0;
+    const char *c = json_string_value(json_object_get(v, "concept"));
+    ks_tr_todo(x, c, line, "%s: %s", key, msg);
+  }
+  for (int k = 0; k < n && k < 16; k++)
+    free(args[k]);
+  ks_tr_flush(x);
+}
+
+static bool decl_start(const ks_toks *ts, int i) {
+  int p = ks_tok_prev(ts, i);
+  if (p < 0)
+    return true;
+  if (ks_tok_is(ts, p, ";") || ks_tok_is(ts, p, "{") || ks_tok_is(ts, p, "}"))
+    return true;
+  return ks_tok_is(ts, p, "(") && ks_tok_is(ts, ks_tok_prev(ts, p), "for");
+}
+
+/* [const] type... [const] *+ [__restrict__] name (= init | ; | ,) */
+static void pointer_decl(ks_tr *x, int i, int end) {
+  const ks_toks *ts = x->ts;
+  int j = i;
+  while (ks_tok_is(ts, j, "const") || ks_tok_is(ts, j, "volatile"))
+    j++;
+  if (!type_word(ts, j))
+    return;
+  while (type_word(ts, j) || ks_tok_is(ts, j, "const"))
+    j++;
+  if (!ks_tok_is(ts, j, "*"))
+    return;
+  while (ks_tok_is(ts, j, "*") || ks_tok_is(ts, j, "const") ||
+         ks_tok_is(ts, j, "__restrict__") || ks_tok_is(ts, j, "restrict"))
+    j++;
+  if (j >= end || ts->t[j].kind != KS_TOK_IDENT)
+    return;
+  int name = j;
+  char sp = 0;
+  if (ks_tok_is(ts, name + 1, "=")) {
+    int e = name + 2;
+    while (e < end && !ks_tok_is(ts, e, ";") && !ks_tok_is(ts, e, ","))
+      e = ts->t[e].match > e ? ts->t[e].match + 1 : e + 1;
+    sp = ks_tr_space_of(x, name + 2, e);
+  }
+  char nm[64];
+  ks_tok_text(ts, name, nm, sizeof nm);
+  const char *w = ks_tr_space_word(x, sp);
+  if (!w) {
+    ks_tr_todo(x, "coalesced_access", ts->t[name].line,
+               "pointer %s needs an address space (%s or %s); it was not "
+               "inferred from its initializer",
+               nm, x->space_global, x->space_shared);
+    return;
+  }
+  if (*w) {
+    ks_buf_puts(x->out, w);
+    ks_buf_puts(x->out, " ");
+  }
+  if (x->n_ptrs < KS_TR_MAX_PTRS) {
+    ks_strlcpy(x->ptr_name[x->n_ptrs], nm, 64);
+    x->ptr_space[x->n_ptrs++] = sp;
+  }
+}
+
+/* ( [const] type [const] *+ ) operand : a pointer cast needs a space */
+static int pointer_cast(ks_tr *x, int i, int end) {
+  const ks_toks *ts = x->ts;
+  int rp = ts->t[i].match;
+  if (rp < 0 || rp >= end)
+    return -1;
+  int j = i + 1;
+  while (ks_tok_is(ts, j, "const") || ks_tok_is(ts, j, "volatile"))
+    j++;
+  if (!type_word(ts, j))
+    return -1;
+  while (type_word(ts, j) || ks_tok_is(ts, j, "const"))
+    j++;
+  if (!ks_tok_is(ts, j, "*"))
+    return -1;
+  while (ks_tok_is(ts, j, "*") || ks_tok_is(ts, j, "const"))
+    j++;
+  if (j != rp)
+    return -1;
+  char sp = ks_tr_space_of(x, rp + 1, end);
+  const char *w = ks_tr_space_word(x, sp);
+  ks_buf_puts(x->out, "(");
+  if (!w)
+    ks_tr_todo(x, "vector_loads_128", ts->t[i].line,
+               "this pointer cast needs an address space (%s or %s)",
+               x->space_global, x->space_shared);
+  else if (*w)
+    ks_buf_printf(x->out, "%s ", w);
+  return i + 1;
+}
+
+/* reinterpret_cast<T>(e) / static_cast<T>(e) / const_cast<T>(e) */
+static int cxx_cast(ks_tr *x, int i, int end) {
+  const ks_toks *ts = x->ts;
+  if (!ks_tok_is(ts, i + 1, "<"))
+    return -1;
+  int gt = i + 2;
+  while (gt < end && !ks_tok_is(ts, gt, ">"))
+    gt++;
+  int lp = gt + 1;
+  if (!ks_tok_is(ts, lp, "(") || ts->t[lp].match < 0)
+    return -1;
+  int rp = ts->t[lp].match;
+  bool ptr = false;
+  for (int k = i + 2; k < gt; k++)
+    ptr |= ks_tok_is(ts, k, "*");
+  const char *w = "";
+  if (ptr) {
+    w = ks_tr_space_word(x, ks_tr_space_of(x, lp + 1, rp));
+    if (!w) {
+      ks_tr_todo(x, "vector_loads_128", ts->t[i].line,
+                 "this pointer cast needs an address space (%s or %s)",
+                 x->space_global, x->space_shared);
+      w = "";
+    }
+  }
+  x->nest++;
+  char *type = ks_tr_string(x, i + 2, gt);
+  char *e = ks_tr_string(x, lp + 1, rp);
+  x->nest--;
+  if (x->cpp) {
+    char kind[32];
+    ks_tok_text(ts, i, kind, sizeof kind);
+    ks_buf_printf(x->out, "%s<%s%s%s>(%s)", kind, w, *w ? " " : "", type, e);
+  } else {
+    ks_buf_printf(x->out, "((%s%s%s)(%s))", w, *w ? " " : "", type, e);
+  }
+  free(type);
+  free(e);
+  ks_tr_flush(x);
+  return rp + 1;
+}
+
+static int tr_ident(ks_tr *x, int i, int end) {
+  const ks_toks *ts = x->ts;
+  char w[128];
+  ks_tok_text(ts, i, w, sizeof w);
+  const json_t *fc = x->t->from_cuda;
+  bool member = ks_tok_is(ts, i - 1, ".") || ks_tok_is(ts, i - 1, "->");
+  if (member) {
+    emit_tok(x, i);
+    return i + 1;
+  }
+  if (x->fn && x->space_global[0] && decl_start(ts, i))
+    pointer_decl(x, i, end);
+  if (ks_tok_is(ts, i, "reinterpret_cast") || ks_tok_is(ts, i, "static_cast") ||
+      ks_tok_is(ts, i, "const_cast")) {
+    int r = cxx_cast(x, i, end);
+    if (r >= 0)
+      return r;
+  }
+  /* a.b member forms: threadIdx.x */
+  if (ks_tok_is(ts, i + 1, ".") && i + 2 < end &&
+      ts->t[i + 2].kind == KS_TOK_IDENT) {
+    char key[200], m[64];
+    ks_tok_text(ts, i + 2, m, sizeof m);
+    snprintf(key, sizeof key, "%s.%s", w, m);
+    const json_t *v = json_object_get(fc, key);
+    if (v) {
+      emit_template(x, key, v, i, -1);
+      return i + 3;
+    }
+  }
+  /* calls: name/N templates take arguments */
+  if (ks_tok_is(ts, i + 1, "(") && ts->t[i + 1].match > 0 &&
+      ts->t[i + 1].match < end) {
+    int fa[16], la[16];
+    int n = ks_tr_args(ts, i + 1, fa, la);
+    char key[200];
+    snprintf(key, sizeof key, "%s/%d", w, n);
+    /* a name/N template replaces the whole call */
+    const json_t *v = json_object_get(fc, key);
+    if (v) {
+      emit_template(x, key, v, i, i + 1);
+      return ts->t[i + 1].match + 1;
+    }
+  }
+  const json_t *v = json_object_get(fc, w);
+  if (v && !strchr(fc_to(v), '$')) {
+    emit_template(x, w, v, i, -1);
+    return i + 1;
+  }
+  char what[192], why[256];
+  const ks_spec_rule *r =
+      ks_spec_rule_at(x->t, ts, i, what, sizeof what, why, sizeof why);
+  if (r) {
+    ks_tr_todo(x, concept_for(x, w), ts->t[i].line,
+               "%s has no literal form on %s: %s", what, x->t->id, why);
+  }
+  emit_tok(x, i);
+  return i + 1;
+}
+
+static int tr_token(ks_tr *x, int i, int end) {
+  const ks_toks *ts = x->ts;
+  if (x->hook) {
+    int r = x->hook(x, i, end);
+    if (r >= 0)
+      return r;
+  }
+  if (ts->t[i].kind == KS_TOK_IDENT)
+    return tr_ident(x, i, end);
+  if (x->fn && x->space_global[0] && ks_tok_is(ts, i, "(")) {
+    int r = pointer_cast(x, i, end);
+    if (r >= 0)
+      return r;
+  }
+  emit_tok(x, i);
+  return i + 1;
+}
+
+void ks_tr_range(ks_tr *x, int a, int b) {
+  const ks_toks *ts = x->ts;
+  if (a >= b)
+    return;
+  int prev_end = ts->t[a].off;
+  bool dropping = false;
+  for (int i = a; i < b;) {
+    if (x->skip[i]) {
+      if (!dropping) {
+        /* the gap before the dropped directive, then a note */
+        ks_buf_append(x->out, ts->src + prev_end,
+                      (size_t)(ts->t[i].off - prev_end));
+        int j = i;
+        while (j + 1 < b && x->skip[j + 1])
+          j++;
+        ks_buf_printf(x->out,
+                      "/* ksearch translate: dropped the __CUDA_ARCH__ "
+                      "branch (CUDA lines %d-%d) */",
+                      ts->t[i].line, ts->t[j].line);
+      }
+      dropping = true;
+      prev_end = ks_tok_end(ts, i);
+      i++;
+      continue;
+    }
+    dropping = false;
+    if (ts->t[i].off > prev_end)
+      ks_buf_append(x->out, ts->src + prev_end,
+                    (size_t)(ts->t[i].off - prev_end));
+    int next = tr_token(x, i, b);
+    if (next <= i)
+      next = i + 1;
+    prev_end = ks_tok_end(ts, next - 1);
+    i = next;
+  }
+}
+
+char *ks_tr_string(ks_tr *x, int a, int b) {
+  ks_buf tmp, *saved = x->out;
+  ks_buf_init(&tmp);
+  x->out = &tmp;
+  x->nest++;
+  ks_tr_range(x, a, b);
+  x->nest--;
+  x->out = saved;
+  char *s = ks_strdup(tmp.data ? tmp.data : "");
+  ks_buf_free(&tmp);
+  /* trim */
+  size_t l = strlen(s);
+  while (l && isspace((unsigned char)s[l - 1]))
+    s[--l] = 0;
+  size_t k = 0;
+  while (isspace((unsigned char)s[k]))
+    k++;
+  memmove(s, s + k, l - k + 1);
+  return s;
+}
+
+void ks_tr_body(ks_tr *x, const ks_cu_func *f, const char *prologue) {
+  const ks_toks *ts = x->ts;
+  ks_buf_puts(x->out, "{");
+  if (prologue)
+    ks_buf_puts(x->out, prologue);
+  if (f->lbrace + 1 < f->rbrace) {
+    ks_tr_copy_gap(x, ks_tok_end(ts, f->lbrace), ts->t[f->lbrace + 1].off);
+    ks_tr_range(x, f->lbrace + 1, f->rbrace);
+    ks_tr_copy_gap(x, ks_tok_end(ts, f->rbrace - 1), ts->t[f->rbrace].off);
+  } else {
+    ks_tr_copy_gap(x, ks_tok_end(ts, f->lbrace), ts->t[f->rbrace].off);
+  }
+  ks_buf_puts(x->out, "}");
+}

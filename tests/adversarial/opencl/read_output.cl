@@ -1,0 +1,22 @@
+// ksearch: backend=opencl entry=softmax
+// ksearch: launch global=(rows) local=(64)
+// adversarial: task=softmax expect=incorrect reason=nan
+// Accumulates into y as if device memory started zeroed (y += ...); the
+// device output is uploaded NaN-filled before every call.
+
+__kernel void softmax(__global const float *x, __global float *y, long rows,
+                      long cols) {
+  long r = get_global_id(0);
+  if (r >= rows)
+    return;
+  __global const float *xr = x + r * cols;
+  __global float *yr = y + r * cols;
+  float m = -INFINITY;
+  for (long c = 0; c < cols; c++)
+    m = fmax(m, xr[c]);
+  float s = 0.0f;
+  for (long c = 0; c < cols; c++)
+    s += exp(xr[c] - m);
+  for (long c = 0; c < cols; c++)
+    yr[c] += exp(xr[c] - m) / s;
+}

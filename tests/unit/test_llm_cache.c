@@ -1,0 +1,102 @@
+/* test_llm_cache.c — the call cache (src/llm/cache.c): what the key covers
+ * (model, sampling options, messages) and ignores (stream flags, decimal
+ * numbers such as measured timings), and answers surviving a round trip
+ * through the disk; a damaged entry is a miss. */
+#include "llm/llm.h"
+#include "util/util.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static json_t *req(const char *model, const char *content, double temp) {
+  json_t *r = json_pack("{s:s, s:[{s:s, s:s}, {s:s, s:s}]}", "model", model,
+                        "messages", "role", "system", "content", "be exact",
+                        "role", "user", "content", content);
+  if (temp >= 0)
+    json_object_set_new(r, "temperature", json_real(temp));
+  return r;
+}
+
+static void key_of(json_t *r, char out[33]) {
+  ks_llm_cache_key(r, out);
+  json_decref(r);
+}
+
+Test(llm_cache, key_ignores_measured_decimals_and_stream_flags) {
+  char a[33], b[33], c[33];
+  key_of(req("m", "node n3: score 1.850x, 0.2551 ms, fraction 0.084", 0.2), a);
+  key_of(req("m", "node n3: score 2.007x, 0.3100 ms, fraction 0.091", 0.2), b);
+  cr_assert_str_eq(a, b);
+  json_t *r = req("m", "node n3: score 1.850x, 0.2551 ms, fraction 0.084", 0.2);
+  json_object_set_new(r, "stream", json_true());
+  json_object_set_new(r, "stream_options",
+                      json_pack("{s:b}", "include_usage", 1));
+  key_of(r, c);
+  cr_assert_str_eq(a, c);
+  cr_assert_eq(strlen(a), 32);
+}
+
+Test(llm_cache, key_sees_what_decides_an_answer) {
+  char base[33], k[33];
+  key_of(req("m", "node n3 rows=2048", 0.2), base);
+  key_of(req("m2", "node n3 rows=2048", 0.2), k);
+  cr_assert_str_neq(base, k, "model");
+  key_of(req("m", "node n4 rows=2048", 0.2), k);
+  cr_assert_str_neq(base, k, "integer in the prompt (ids, sizes)");
+  key_of(req("m", "node n3 rows=2049", 0.2), k);
+  cr_assert_str_neq(base, k);
+  key_of(req("m", "node n3 rows=2048", 0.7), k);
+  cr_assert_str_neq(base, k, "temperature");
+  key_of(req("m", "node n3 rows=2048", -1), k);
+  cr_assert_str_neq(base, k, "temperature unset");
+}
+
+Test(llm_cache, mask_decimals) {
+  char *m = ks_llm_mask_decimals("t=1.25 ms, -0.5e-3, 3e8 and 42 ids n12 v1.2 "
+                                 "x.5 7.");
+  cr_assert_str_eq(m, "t=# ms, #, # and 42 ids n12 v1.2 x.5 7.");
+  free(m);
+}
+
+Test(llm_cache, round_trip_and_damaged_entries) {
+  char dir[] = "/tmp/ksearch-llm-cache-test.XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char sub[128];
+  snprintf(sub, sizeof sub, "%s/made/on/demand", dir);
+  json_t *r = req("m", "hello", -1);
+  char key[33];
+  ks_llm_cache_key(r, key);
+  bool hit = true;
+  ks_llm_reply got;
+  ks_llm_cache_get(sub, key, &hit, &got);
+  cr_assert_not(hit);
+  ks_llm_reply a = {0};
+  a.text = "the answer \xc3\xa9";
+  a.outcome = KS_LLM_TRUNCATED;
+  a.prompt_tokens = 12;
+  a.completion_tokens = 34;
+  strcpy(a.finish_reason, "length");
+  ks_err err;
+  cr_assert_eq(ks_llm_cache_put(sub, key, r, &a, &err), KS_OK, "%s", err.msg);
+  ks_llm_cache_get(sub, key, &hit, &got);
+  cr_assert(hit);
+  cr_assert(got.from_cache);
+  cr_assert_str_eq(got.text, a.text);
+  cr_assert_eq(got.outcome, KS_LLM_TRUNCATED);
+  cr_assert_eq(got.prompt_tokens, 12);
+  cr_assert_eq(got.completion_tokens, 34);
+  cr_assert_str_eq(got.finish_reason, "length");
+  ks_llm_reply_free(&got);
+  /* a damaged file is a miss, not an error */
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s.json", sub, key);
+  FILE *f = fopen(path, "w");
+  fputs("{\"answer\": ", f);
+  fclose(f);
+  ks_llm_cache_get(sub, key, &hit, &got);
+  cr_assert_not(hit);
+  json_decref(r);
+  ks_rm_rf(dir);
+}
