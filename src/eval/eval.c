@@ -143,7 +143,7 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   if (!ev->be) {
     free(ev);
     return ks_err_set(err, KS_ERR_INPUT,
-                      "unknown backend \"%s\"; available: c (OpenCL, CUDA and "
+                      "unknown backend \"%s\"; available: c, opencl (CUDA and "
                       "MLX backends are not implemented yet)",
                       opts->backend);
   }
