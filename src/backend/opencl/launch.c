@@ -10,15 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_ident(const char *s) {
-  if (!*s || !(isalpha((unsigned char)*s) || *s == '_'))
-    return false;
-  for (; *s; s++)
-    if (!(isalnum((unsigned char)*s) || *s == '_'))
-      return false;
-  return true;
-}
-
 /* Splits "a, max(b,c), d" at depth-0 commas into at most 3 parts. Returns
  * the count, -1 when there are more than 3 or a part is empty. */
 static int split_dims(const char *s, char parts[3][256]) {
@@ -147,7 +138,7 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
     }
     seen[k] = true;
     if (k == 0) {
-      if (!is_ident(val) || strlen(val) >= sizeof out->kernel)
+      if (!ks_is_c_ident(val) || strlen(val) >= sizeof out->kernel)
         rc = ks_err_set(err, KS_ERR_INPUT,
                         "line %d: kernel=%s must name a kernel function (an "
                         "identifier of < 64 characters)",
