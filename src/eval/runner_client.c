@@ -14,18 +14,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static const char *runner_path(void) {
-  static char path[PATH_MAX + 32]; /* resolved once per process */
-  if (!path[0]) {
-    const char *env = getenv("KSEARCH_RUNNER");
-    if (env && *env)
-      ks_strlcpy(path, env, sizeof path);
-    else
-      snprintf(path, sizeof path, "%s/ksearch-runner", ks_exe_dir());
-  }
-  return path;
-}
-
 static void parse_events(const char *text, ks_runner_outcome *o) {
   const char *p = text;
   while (p && *p) {
@@ -82,11 +70,11 @@ ks_code ks_runner_exec(const ks_job *job, double timeout_s,
   memset(o, 0, sizeof *o);
   o->in_flight = -1;
   o->sigsys_nr = -1;
-  if (access(runner_path(), X_OK) != 0)
+  if (access(ks_runner_path(), X_OK) != 0)
     return ks_err_set(err, KS_ERR_ENV,
                       "%s: ksearch-runner not found or not executable; run "
                       "`make` or set KSEARCH_RUNNER",
-                      runner_path());
+                      ks_runner_path());
   char dir[] = "/tmp/ksearch-run-XXXXXX";
   if (!mkdtemp(dir))
     return ks_err_set(err, KS_ERR_IO, "mkdtemp: %s", strerror(errno));
@@ -133,7 +121,7 @@ ks_code ks_runner_exec(const ks_job *job, double timeout_s,
 #ifdef SYS_close_range
     syscall(SYS_close_range, KS_RESULT_FD + 1, ~0U, 0);
 #endif
-    char *argv[] = {(char *)runner_path(), job_path, NULL};
+    char *argv[] = {(char *)ks_runner_path(), job_path, NULL};
     execv(argv[0], argv);
     _exit(127);
   }

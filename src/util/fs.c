@@ -164,3 +164,15 @@ const char *ks_exe_dir(void) {
   }
   return dir;
 }
+
+const char *ks_runner_path(void) {
+  static char path[PATH_MAX + 32]; /* resolved once per process */
+  if (!path[0]) {
+    const char *env = getenv("KSEARCH_RUNNER");
+    if (env && *env)
+      ks_strlcpy(path, env, sizeof path);
+    else
+      snprintf(path, sizeof path, "%s/ksearch-runner", ks_exe_dir());
+  }
+  return path;
+}

@@ -47,6 +47,8 @@ void ks_rm_rf(const char *path);
 ks_code ks_cache_dir(char *out, size_t n, ks_err *err);
 /* Folder of the running executable (for build/ksearch-runner and data). */
 const char *ks_exe_dir(void);
+/* ksearch-runner: $KSEARCH_RUNNER, else beside the running executable. */
+const char *ks_runner_path(void);
 
 /* ---- hashing (hash.c): FNV-1a 64, good enough for content-addressed caches */
 uint64_t ks_hash64(const void *data, size_t n, uint64_t seed);

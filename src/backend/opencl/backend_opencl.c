@@ -255,7 +255,7 @@ static ks_code build_child(const ks_task *task, const plan_info *pi,
   json_decref(j);
   if (rc)
     return rc;
-  char *argv[] = {(char *)ks_ocl_runner_path(), "--opencl-build", req, NULL};
+  char *argv[] = {(char *)ks_runner_path(), "--opencl-build", req, NULL};
   ks_proc_result r;
   ks_buf log;
   ks_buf_init(&log);
@@ -336,11 +336,11 @@ static ks_code ocl_build(const ks_task *task, const ks_candidate *cand,
   rc = ks_mkdir_p(dir, err);
   if (!rc)
     rc = ks_write_file_atomic(src, cand->source, strlen(cand->source), err);
-  if (!rc && access(ks_ocl_runner_path(), X_OK) != 0)
+  if (!rc && access(ks_runner_path(), X_OK) != 0)
     rc = ks_err_set(err, KS_ERR_ENV,
                     "%s: ksearch-runner not found; it compiles OpenCL "
                     "candidates; run `make` or set KSEARCH_RUNNER",
-                    ks_ocl_runner_path());
+                    ks_runner_path());
   /* Two passes, side by side in one build child: the large-grid work-group
    * functions and the "-smallgrid" ones (tool.c says why PoCL needs two
    * processes for that); the runner unpacks both binaries. */

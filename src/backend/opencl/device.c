@@ -142,15 +142,3 @@ ks_code ks_ocl_pick(ks_ocl_dev *out, ks_err *err) {
   *out = all[want];
   return KS_OK;
 }
-
-const char *ks_ocl_runner_path(void) {
-  static char path[PATH_MAX + 32];
-  if (!path[0]) {
-    const char *env = getenv("KSEARCH_RUNNER");
-    if (env && *env)
-      ks_strlcpy(path, env, sizeof path);
-    else
-      snprintf(path, sizeof path, "%s/ksearch-runner", ks_exe_dir());
-  }
-  return path;
-}

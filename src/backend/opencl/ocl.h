@@ -45,7 +45,6 @@ ks_code ks_ocl_pick(ks_ocl_dev *out, ks_err *err);
  * the process exit status. */
 int ks_opencl_tool_main(int argc, char **argv);
 /* The runner binary (KSEARCH_RUNNER, else beside this executable). */
-const char *ks_ocl_runner_path(void);
 
 /* Child side of the roofline (roofline_opencl.c): measures the picked
  * device with its current thread setting and prints the numbers as JSON. */

@@ -248,8 +248,7 @@ ks_code ks_roofline_measure_opencl(int threads, ks_roofline *out, ks_err *err) {
   ks_roofline_identify("opencl", threads, &r);
   char tbuf[16];
   snprintf(tbuf, sizeof tbuf, "%d", r.threads);
-  char *argv[] = {(char *)ks_ocl_runner_path(), "--opencl-roofline", tbuf,
-                  NULL};
+  char *argv[] = {(char *)ks_runner_path(), "--opencl-roofline", tbuf, NULL};
   ks_buf log;
   ks_buf_init(&log);
   ks_proc_result pr;
