@@ -142,16 +142,6 @@ static int tpl_index(const ks_planner *p, const ks_wm_node *n) {
   return -1;
 }
 
-static int level_of(const ks_planner *p, int ti, const ks_wm_node *n) {
-  if (!n->up || !n->up->up)
-    return -1; /* a family node: before the first parameter level */
-  const tpl_plan *pl = &p->plans[ti];
-  for (int i = 0; i < pl->n_levels; i++)
-    if (!strcmp(pl->lv[i].name, n->decision))
-      return i;
-  return -1;
-}
-
 /* --seed-cuda (spec/seed.h): a plan whose concepts the CUDA kernel uses
  * starts higher; the root's notes record the mapping. */
 static double seeded(const ks_planner *p, double priority,
@@ -320,79 +310,116 @@ static double twin_gain(const ks_wm *wm, const char *decision,
 
 static double clamp01(double v) { return v < 0.02 ? 0.02 : v > 1 ? 1 : v; }
 
+/* Is the decision of level `lv` already made on n's path (n included)? */
+static bool on_path(const ks_wm_node *n, const level *lv) {
+  for (; n && n->up && n->up->up; n = n->up)
+    if (!strcmp(n->decision, lv->name))
+      return true;
+  return false;
+}
+
+/* One child of n that changes level lv's parameter k to value v (the other
+ * parameters of the level keep n's best values). */
+static ks_code add_child(ks_planner *p, ks_wm *wm, const char *parent_id,
+                         const json_t *parent_params, double rel,
+                         const ks_template *t, const level *lv,
+                         const json_t *best, int k, int v, ks_err *err) {
+  json_t *params = json_deep_copy(parent_params);
+  char choice[256] = "";
+  for (int q = 0; q < lv->n_params; q++) {
+    const ks_param_decl *d = &t->cand.decls[lv->param[q]];
+    const char *bv = json_string_value(json_object_get(best, d->name));
+    const char *val = q == k ? d->values[v] : bv ? bv : d->values[0];
+    json_object_set_new(params, d->name, json_string(val));
+    size_t l = strlen(choice);
+    snprintf(choice + l, sizeof choice - l, "%s%s=%s", q ? ", " : "", d->name,
+             val);
+  }
+  double tg = twin_gain(wm, lv->name, choice, "");
+  ks_wm_node_spec s;
+  ks_wm_spec_init(&s);
+  s.parent = parent_id;
+  s.decision = lv->name;
+  s.choice = choice;
+  s.difficulty = 2;
+  /* refinements rank below untried families, and by how good their branch
+   * is: a branch at half the best score gets 0.7 of the weight */
+  s.priority =
+      clamp01(0.8 * sqrt(rel) *
+              (lv->priority + 0.5 * tg +
+               ks_spec_seed_bonus(p->cuda, lv->concepts, lv->n_concepts)));
+  s.expected_speedup = 1.1;
+  s.concepts = lv->concepts;
+  s.n_concepts = lv->n_concepts;
+  s.params = params;
+  char rationale[200];
+  snprintf(rationale, sizeof rationale,
+           "one step from the best candidate so far on this path; twin "
+           "evidence %+.2f (log gain)",
+           tg);
+  s.rationale = rationale;
+  ks_code rc = ks_wm_insert(wm, &s, NULL, err);
+  json_decref(params);
+  return rc;
+}
+
+/* A solved node gets children for every decision its path has not made yet,
+ * each changing one parameter of that decision from the node's best
+ * candidate: one step of a coordinate search whose order the priorities
+ * (analysis, branch quality, twin evidence) choose. A decision that does not
+ * help on this branch therefore never blocks the ones after it. */
 static ks_code expand(ks_planner *p, ks_wm *wm, const ks_wm_node *n, int ti,
                       ks_err *err) {
   const tpl_plan *pl = &p->plans[ti];
-  int next = level_of(p, ti, n) + 1;
-  if (next >= pl->n_levels)
-    return KS_OK; /* the plan is complete */
-  const level *lv = &pl->lv[next];
   const ks_template *t = &p->tpls->t[ti];
   const json_t *best = params_of(p, n->solution.candidate_id);
-  /* cartesian product of the level's parameter values, at most 12 */
-  int idx[KS_MAX_DECISION_PARAMS] = {0};
-  int made = 0;
-  char id[KS_WM_ID_MAX];
+  const ks_wm_node *bn = ks_wm_best_solved(wm);
+  double top = bn && bn->solution.score > 0 ? bn->solution.score : 1;
+  double rel = n->solution.score / top;
+  rel = rel > 1 ? 1 : rel > 0 ? rel : 0;
   char parent_id[KS_WM_ID_MAX];
   ks_strlcpy(parent_id, n->id, sizeof parent_id);
-  for (;;) {
-    char choice[256] = "";
-    json_t *params = json_deep_copy(n->params);
-    bool same_as_best = true;
-    for (int k = 0; k < lv->n_params; k++) {
+  json_t *parent_params = json_deep_copy(n->params);
+  bool done[MAX_LEVELS];
+  for (int i = 0; i < pl->n_levels; i++)
+    done[i] = on_path(n, &pl->lv[i]);
+  ks_code rc = KS_OK;
+  for (int i = 0; i < pl->n_levels && !rc; i++) {
+    if (done[i])
+      continue;
+    const level *lv = &pl->lv[i];
+    for (int k = 0; k < lv->n_params && !rc; k++) {
       const ks_param_decl *d = &t->cand.decls[lv->param[k]];
-      const char *v = d->values[idx[k]];
-      json_object_set_new(params, d->name, json_string(v));
       const char *bv = json_string_value(json_object_get(best, d->name));
-      same_as_best &= bv && !strcmp(bv, v);
-      size_t l = strlen(choice);
-      snprintf(choice + l, sizeof choice - l, "%s%s=%s", k ? ", " : "", d->name,
-               v);
+      for (int v = 0; v < d->n_values && !rc; v++)
+        if (!(bv ? !strcmp(bv, d->values[v]) : v == 0))
+          rc = add_child(p, wm, parent_id, parent_params, rel, t, lv, best, k,
+                         v, err);
     }
-    ks_code rc = KS_OK;
-    if (!same_as_best && made < 12) {
-      ks_wm_node_spec s;
-      ks_wm_spec_init(&s);
-      s.parent = parent_id;
-      s.decision = lv->name;
-      s.choice = choice;
-      s.difficulty = 2;
-      double tg = twin_gain(wm, lv->name, choice, "");
-      /* refinements rank below untried families, and by how good their
-       * branch is: a branch at half the best score gets 0.7 of the weight */
-      const ks_wm_node *bn = ks_wm_best_solved(wm);
-      double best = bn && bn->solution.score > 0 ? bn->solution.score : 1;
-      double rel = n->solution.score / best;
-      rel = rel > 1 ? 1 : rel > 0 ? rel : 0;
-      s.priority =
-          clamp01(0.8 * sqrt(rel) *
-                  (lv->priority + 0.5 * tg +
-                   ks_spec_seed_bonus(p->cuda, lv->concepts, lv->n_concepts)));
-      s.expected_speedup = 1.1;
-      s.concepts = lv->concepts;
-      s.n_concepts = lv->n_concepts;
-      s.params = params;
-      char rationale[200];
-      snprintf(rationale, sizeof rationale,
-               "next decision after %s; twin evidence %+.2f (log gain)",
-               n->choice, tg);
-      s.rationale = rationale;
-      rc = ks_wm_insert(wm, &s, id, err);
-      made++;
-    }
-    json_decref(params);
-    if (rc)
-      return rc;
-    int k = lv->n_params - 1;
-    while (k >= 0) {
-      if (++idx[k] < t->cand.decls[lv->param[k]].n_values)
-        break;
-      idx[k--] = 0;
-    }
-    if (k < 0)
-      break;
   }
-  return KS_OK;
+  json_decref(parent_params);
+  return rc;
+}
+
+/* A child that beat its parent supersedes the parent's pending steps on
+ * other decisions: its own children make the same steps from a better
+ * point. Alternatives for the decision it made stay open. */
+static ks_code prune_superseded(ks_wm *wm, const char *node_id, ks_err *err) {
+  const ks_wm_node *n = ks_wm_find(wm, node_id);
+  char decision[256];
+  ks_strlcpy(decision, n->decision, sizeof decision);
+  const ks_wm_node *parent = n->up;
+  ks_code rc = KS_OK;
+  for (int i = 0; i < ks_wm_count(wm) && !rc; i++) {
+    const ks_wm_node *x = ks_wm_node_at(wm, i);
+    if (x->up != parent || x->status != KS_WM_OPEN ||
+        !strcmp(x->decision, decision))
+      continue;
+    char xid[KS_WM_ID_MAX];
+    ks_strlcpy(xid, x->id, sizeof xid);
+    rc = ks_wm_set_status(wm, xid, KS_WM_PRUNED, err);
+  }
+  return rc;
 }
 
 static ks_code observe(void *self, ks_wm *wm, const char *node_id,
@@ -415,8 +442,19 @@ static ks_code observe(void *self, ks_wm *wm, const char *node_id,
     rc = ks_wm_set_status(wm, node_id, KS_WM_SOLVED, err);
     if (!rc && ti >= 0)
       rc = expand(p, wm, ks_wm_find(wm, node_id), ti, err);
+    if (!rc && !family)
+      rc = prune_superseded(wm, node_id, err);
   } else if (n->status == KS_WM_OPEN && n->attempts >= p->max_attempts) {
     rc = ks_wm_set_status(wm, node_id, KS_WM_FAILED, err);
+  } else if (n->status == KS_WM_OPEN) {
+    /* the plan survives a bad parameter draw, but its untried siblings go
+     * first: a second attempt costs as much as a new plan */
+    json_t *upd = json_pack("{s:{s:f}}", "action", "priority",
+                            clamp01(n->action.priority * 0.5));
+    char nid[KS_WM_ID_MAX];
+    ks_strlcpy(nid, node_id, sizeof nid);
+    rc = ks_wm_update(wm, nid, upd, err);
+    json_decref(upd);
   }
   if (rc || family)
     return rc;

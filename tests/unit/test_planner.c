@@ -132,15 +132,30 @@ Test(planner, families_then_expansion) {
   cr_assert_eq(n->status, KS_WM_SOLVED);
   const ks_wm_node *kids[8];
   int nk = ks_wm_children(wm, id, kids, 8);
-  /* next decision: vector width; the parent's VEC=8 is not repeated */
-  cr_assert_gt(nk, 0);
-  for (int i = 0; i < nk && i < 8; i++) {
-    cr_assert_str_eq(kids[i]->decision, "vector width");
+  /* one child per one-parameter step from the best candidate, for every
+   * decision the path has not made: VEC=16, VEC=4 (alpha only) and
+   * UNROLL=2 */
+  bool alpha = !strcmp(
+      json_string_value(json_object_get(n->params, "template")), "alpha");
+  cr_assert_eq(nk, alpha ? 3 : 2);
+  int vec = 0, unroll = 0;
+  for (int i = 0; i < nk; i++) {
     cr_assert_null(strstr(kids[i]->choice, "VEC=8"));
+    cr_assert_null(strstr(kids[i]->choice, "UNROLL=1"));
     /* refinements of the best branch: 0.8 x the class prior, below the
      * untried family (which stays above 0.85) */
-    cr_assert_float_eq(kids[i]->action.priority, 0.8 * 0.9, 1e-9);
+    if (!strcmp(kids[i]->decision, "vector width")) {
+      vec++;
+      cr_assert_float_eq(kids[i]->action.priority, 0.8 * 0.9, 1e-9);
+    } else {
+      cr_assert_str_eq(kids[i]->decision, "unrolling");
+      cr_assert_str_eq(kids[i]->choice, "UNROLL=2");
+      unroll++;
+      cr_assert_float_eq(kids[i]->action.priority, 0.8 * 0.5, 1e-9);
+    }
   }
+  cr_assert_eq(vec, alpha ? 2 : 1);
+  cr_assert_eq(unroll, 1);
   ks_wm_free(wm);
   ks_planner_builtin.destroy(p);
 }
@@ -181,11 +196,50 @@ Test(planner, refinement_needs_improvement_and_fails_after_attempts) {
   ks_wm_children(wm, fid, kids, 8);
   char kid[KS_WM_ID_MAX];
   ks_strlcpy(kid, kids[0]->id, sizeof kid);
-  /* slower than the parent: not solved; after 2 attempts it fails */
+  /* slower than the parent: not solved, and its untried siblings go first
+   * (half the priority); after 2 attempts it fails */
+  double before = ks_wm_find(wm, kid)->action.priority;
   ks_planner_builtin.observe(p, wm, kid, 2, 1.5, NULL, &err);
   cr_assert_eq(ks_wm_find(wm, kid)->status, KS_WM_OPEN);
+  cr_assert_float_eq(ks_wm_find(wm, kid)->action.priority, before / 2, 1e-9);
   ks_planner_builtin.observe(p, wm, kid, 3, 0, NULL, &err);
   cr_assert_eq(ks_wm_find(wm, kid)->status, KS_WM_FAILED);
+  ks_wm_free(wm);
+  ks_planner_builtin.destroy(p);
+}
+
+Test(planner, a_better_step_supersedes_the_parents_other_steps) {
+  void *p = new_planner(&ks_planner_builtin, 1);
+  ks_wm *wm = ks_wm_new("t");
+  ks_err err;
+  ks_planner_builtin.init_tree(p, wm, &err);
+  char fid[KS_WM_ID_MAX];
+  ks_strlcpy(fid, ks_wm_node_at(wm, 1)->id, sizeof fid);
+  ks_planner_builtin.remember(p, 1, "{\"VEC\":\"8\",\"UNROLL\":\"1\"}");
+  ks_planner_builtin.observe(p, wm, fid, 1, 2.0, NULL, &err);
+  const ks_wm_node *kids[8];
+  int nk = ks_wm_children(wm, fid, kids, 8);
+  char v16[KS_WM_ID_MAX] = "", v4[KS_WM_ID_MAX] = "", u2[KS_WM_ID_MAX] = "";
+  for (int i = 0; i < nk; i++)
+    ks_strlcpy(!strcmp(kids[i]->choice, "VEC=16")  ? v16
+               : !strcmp(kids[i]->choice, "VEC=4") ? v4
+                                                   : u2,
+               kids[i]->id, KS_WM_ID_MAX);
+  cr_assert(v16[0] && v4[0] && u2[0]);
+  /* VEC=16 beats the family: it is solved and expanded */
+  ks_planner_builtin.remember(p, 2, "{\"VEC\":\"16\",\"UNROLL\":\"1\"}");
+  ks_planner_builtin.observe(p, wm, v16, 2, 3.0, NULL, &err);
+  cr_assert_eq(ks_wm_find(wm, v16)->status, KS_WM_SOLVED);
+  /* the family's UNROLL=2 step is pruned (VEC=16's child makes it from a
+   * better point); VEC=4, an alternative for the same decision, stays */
+  cr_assert_eq(ks_wm_find(wm, u2)->status, KS_WM_PRUNED);
+  cr_assert_eq(ks_wm_find(wm, v4)->status, KS_WM_OPEN);
+  const ks_wm_node *gk[8];
+  int ng = ks_wm_children(wm, v16, gk, 8);
+  cr_assert_eq(ng, 1, "only the decision its path has not made");
+  cr_assert_str_eq(gk[0]->decision, "unrolling");
+  cr_assert_str_eq(json_string_value(json_object_get(gk[0]->params, "VEC")),
+                   "16");
   ks_wm_free(wm);
   ks_planner_builtin.destroy(p);
 }
