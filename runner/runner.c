@@ -40,6 +40,7 @@
 
 void ks_runner_openmp_start(int threads);
 void ks_runner_flush(volatile unsigned char *buf, size_t n, int pass);
+int ks_runner_evict(unsigned char *const *p, const size_t *bytes, int n);
 
 #define GUARD 4096
 #define GUARD_BYTE 0xCB
@@ -481,14 +482,28 @@ int main(int argc, char **argv) {
         be->run(handle, st.bufs, w->axis, st.scalars);
         be->sync(handle);
       }
+      /* host backends: evict exactly the task's tensors before each rep */
+      unsigned char *evict_p[2 * KS_MAX_TENSORS];
+      size_t evict_b[2 * KS_MAX_TENSORS];
+      int evict_n = 0;
+      for (int i = 0; job.topt.flush && !device && i < task.n_inputs; i++) {
+        evict_p[evict_n] = st.in[i].base;
+        evict_b[evict_n++] = st.in[i].total;
+      }
+      for (int i = 0; job.topt.flush && !device && i < task.n_outputs; i++) {
+        evict_p[evict_n] = st.out[i].base;
+        evict_b[evict_n++] = st.out[i].total;
+      }
       int cap = job.topt.max_reps > 0 ? job.topt.max_reps : 1000;
       double *samples = ks_xmalloc(sizeof(double) * (size_t)cap);
       double *dsamples = ks_xmalloc(sizeof(double) * (size_t)cap);
       int n = 0;
       double sum = 0, wall0 = ks_now();
       while (ok && n < cap) {
-        if (flush_buf)
-          ks_runner_flush(flush_buf, flush_n, n);
+        if (evict_n == 0 || !ks_runner_evict(evict_p, evict_b, evict_n)) {
+          if (flush_buf)
+            ks_runner_flush(flush_buf, flush_n, n);
+        }
         int64_t t0 = ks_now_ns();
         be->run(handle, st.bufs, w->axis, st.scalars);
         be->sync(handle);

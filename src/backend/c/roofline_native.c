@@ -74,7 +74,7 @@ static inline ks_fv fv_fma(ks_fv a, ks_fv b, ks_fv c) { return a * b + c; }
 typedef float ks_mv __attribute__((vector_size(KS_MV_BYTES)));
 #define KS_MV_LANES ((size_t)(KS_MV_BYTES / sizeof(float)))
 
-#define KS_NREP 5 /* STREAM convention: best of several */
+#define KS_NREP 10 /* STREAM convention: best of several */
 #define KS_MIB ((size_t)1 << 20)
 #define KS_FLOPS_MIN_S 0.05 /* one timed FMA run lasts at least this */
 
