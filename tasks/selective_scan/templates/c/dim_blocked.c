@@ -15,9 +15,9 @@
 // registers. Time goes in chunks of TCHUNK steps so that softplus(delta),
 // dt*u and the output gate are computed VEC steps at a time per channel
 // (as in the chunked family); exp/log are branch-free Cephes polynomials.
-// Leftover channels (dim % DBLOCK) go one at a time. B and C are transposed
-// once to [t][n] (DESIGN.md: Candidate file; parameters arrive as -D
-// macros).
+// Leftover channels (dim % DBLOCK) go one at a time. B and C are copied to
+// [t][n] tiles per chunk, on the stack: no heap allocation (DESIGN.md:
+// Candidate file; parameters arrive as -D macros).
 //   DBLOCK channels per block (one OpenMP iteration)
 //   VEC    floats per SIMD vector; the state is 16/VEC vectors
 //   TCHUNK time steps per chunk (stack buffers of DBLOCK*TCHUNK floats)
@@ -173,60 +173,28 @@ static inline vf vsoftplus(vf v) {
 
 // ---- B and C layout ------------------------------------------------------
 // B and C are [b][n][t]: the 16 values one time step needs are seqlen
-// apart. They are transposed once per call to [b][t][n] (shared by every
-// channel d), in tiles of TTILE steps, by all threads. If that buffer cannot
-// be allocated the scan reads them strided (slower, still right).
-#define TTILE 64
-static inline void transpose_bc(const float *restrict B,
-                                const float *restrict C, float *restrict bt,
-                                float *restrict ct, int64_t batch,
-                                int64_t seqlen) {
-  int64_t ntile = (seqlen + TTILE - 1) / TTILE;
-#pragma omp for schedule(static)
-  for (int64_t it = 0; it < batch * ntile; it++) {
-    int64_t b = it / ntile, t0 = (it % ntile) * TTILE;
-    int64_t t1 = t0 + TTILE < seqlen ? t0 + TTILE : seqlen;
-    const float *Bn = B + b * DSTATE * seqlen, *Cn = C + b * DSTATE * seqlen;
-    float *bo = bt + b * seqlen * DSTATE, *co = ct + b * seqlen * DSTATE;
-    for (int n = 0; n < DSTATE; n++)
-      for (int64_t t = t0; t < t1; t++) {
-        bo[t * DSTATE + n] = Bn[n * seqlen + t];
-        co[t * DSTATE + n] = Cn[n * seqlen + t];
+// apart. Per time chunk, the block copies them into [t][n] tiles on its
+// stack (16 contiguous reads per tile, each TCHUNK long), shared by all its
+// channels. A whole-array transposition up front cost more than the scan on
+// long sequences with few channels (page faults of a fresh buffer, one TLB
+// miss per strided write) and needed a heap allocation per call.
+static inline void tile_bc(const float *restrict Bb, const float *restrict Cb,
+                           int64_t seqlen, int64_t tc, int nt,
+                           float *restrict bt, float *restrict ct) {
+  for (int n = 0; n < DSTATE; n++) {
+    const float *bs = Bb + n * seqlen + tc, *cs = Cb + n * seqlen + tc;
+    // the next chunk's lines: 32 short streams are more than the hardware
+    // prefetchers follow, and a cold call would wait on each of them
+    if (tc + nt < seqlen)
+      for (int i = 0; i < TCHUNK; i += 16) {
+        __builtin_prefetch(bs + TCHUNK + i);
+        __builtin_prefetch(cs + TCHUNK + i);
       }
+    for (int i = 0; i < nt; i++) {
+      bt[i * DSTATE + n] = bs[i];
+      ct[i * DSTATE + n] = cs[i];
+    }
   }
-}
-
-// Where B or C of one batch lives: value (t, n) is at p[t * ts + n * sn].
-typedef struct {
-  const float *p;
-  int64_t ts, sn;
-} bc_view;
-
-static inline bc_view bc_of(const float *restrict tr,
-                            const float *restrict orig, int64_t b,
-                            int64_t seqlen) {
-  bc_view v;
-  if (tr) {
-    v.p = tr + b * seqlen * DSTATE;
-    v.ts = DSTATE;
-    v.sn = 1;
-  } else {
-    v.p = orig + b * DSTATE * seqlen;
-    v.ts = 1;
-    v.sn = seqlen;
-  }
-  return v;
-}
-
-// State vector k (n = k*VEC .. k*VEC+VEC-1) of B or C at step t.
-static inline vf bc_load(bc_view v, int64_t t, int k) {
-  const float *p = v.p + t * v.ts + k * VEC * v.sn;
-  if (v.sn == 1)
-    return vload(p);
-  float tmp[VEC];
-  for (int i = 0; i < VEC; i++)
-    tmp[i] = p[i * v.sn];
-  return vload(tmp);
 }
 
 // ---- the kernel ----------------------------------------------------------
@@ -234,10 +202,10 @@ static inline vf bc_load(bc_view v, int64_t t, int k) {
 // the per-channel state arrays live in registers.
 static inline __attribute__((always_inline)) void
 scan_rows(const float *restrict u, const float *restrict delta,
-          const float *restrict A, bc_view Bv, bc_view Cv,
-          const float *restrict D, const float *restrict z, float *restrict out,
-          int64_t b, int64_t dim, int64_t d0, int R, int64_t seqlen,
-          int32_t sp) {
+          const float *restrict A, const float *restrict Bb,
+          const float *restrict Cb, const float *restrict D,
+          const float *restrict z, float *restrict out, int64_t b, int64_t dim,
+          int64_t d0, int R, int64_t seqlen, int32_t sp) {
   vf h[DBLOCK][NV], a[DBLOCK][NV];
   int64_t row[DBLOCK];
   for (int j = 0; j < R; j++) {
@@ -248,9 +216,18 @@ scan_rows(const float *restrict u, const float *restrict delta,
     }
   }
   float dt[DBLOCK][TCHUNK], dtu[DBLOCK][TCHUNK], yv[DBLOCK][TCHUNK];
+  float bt[TCHUNK * DSTATE], ct[TCHUNK * DSTATE];
   const vf one = vsplat(1.0f);
   for (int64_t tc = 0; tc < seqlen; tc += TCHUNK) {
     int nt = seqlen - tc < TCHUNK ? (int)(seqlen - tc) : TCHUNK;
+    tile_bc(Bb, Cb, seqlen, tc, nt, bt, ct);
+    if (tc + nt < seqlen) // the next chunk of the channels' own rows
+      for (int j = 0; j < R; j++)
+        for (int i = 0; i < TCHUNK; i += 16) {
+          __builtin_prefetch(delta + row[j] + tc + TCHUNK + i);
+          __builtin_prefetch(u + row[j] + tc + TCHUNK + i);
+          __builtin_prefetch(z + row[j] + tc + TCHUNK + i);
+        }
     // (1) dt and dt*u per channel, VEC steps at a time.
     for (int j = 0; j < R; j++) {
       const float *dl = delta + row[j] + tc, *uu = u + row[j] + tc;
@@ -268,8 +245,8 @@ scan_rows(const float *restrict u, const float *restrict delta,
     for (int i = 0; i < nt; i++) {
       vf bv[NV], cv[NV];
       for (int k = 0; k < NV; k++) {
-        bv[k] = bc_load(Bv, tc + i, k);
-        cv[k] = bc_load(Cv, tc + i, k);
+        bv[k] = vload(bt + i * DSTATE + k * VEC);
+        cv[k] = vload(ct + i * DSTATE + k * VEC);
       }
       for (int j = 0; j < R; j++) {
         vf vdt = vsplat(dt[j][i]), vdtu = vsplat(dtu[j][i]);
@@ -300,28 +277,24 @@ scan_rows(const float *restrict u, const float *restrict delta,
   }
 }
 
-// Run by every thread of the team (or by the caller alone): the
-// transposition, then the channel blocks shared out by the scheduled
-// `omp for`. Per batch: dim / DBLOCK full blocks, then dim % DBLOCK single
-// channels.
+// Run by every thread of the team (or by the caller alone): the channel
+// blocks shared out by the scheduled `omp for`. Per batch: dim / DBLOCK full
+// blocks, then dim % DBLOCK single channels.
 static void scan_all(const float *restrict u, const float *restrict delta,
                      const float *restrict A, const float *restrict B,
                      const float *restrict C, const float *restrict D,
                      const float *restrict z, float *restrict out,
-                     int64_t batch, int64_t dim, int64_t seqlen, int32_t sp,
-                     float *restrict bt, float *restrict ct) {
-  if (bt)
-    transpose_bc(B, C, bt, ct, batch, seqlen); // ends with a barrier
+                     int64_t batch, int64_t dim, int64_t seqlen, int32_t sp) {
   int64_t nfull = dim / DBLOCK, per_batch = nfull + dim % DBLOCK;
   KS_OMP_FOR
   for (int64_t it = 0; it < batch * per_batch; it++) {
     int64_t b = it / per_batch, j = it % per_batch;
-    bc_view Bv = bc_of(bt, B, b, seqlen), Cv = bc_of(ct, C, b, seqlen);
+    const float *Bb = B + b * DSTATE * seqlen, *Cb = C + b * DSTATE * seqlen;
     if (j < nfull)
-      scan_rows(u, delta, A, Bv, Cv, D, z, out, b, dim, j * DBLOCK, DBLOCK,
+      scan_rows(u, delta, A, Bb, Cb, D, z, out, b, dim, j * DBLOCK, DBLOCK,
                 seqlen, sp);
     else
-      scan_rows(u, delta, A, Bv, Cv, D, z, out, b, dim,
+      scan_rows(u, delta, A, Bb, Cb, D, z, out, b, dim,
                 nfull * DBLOCK + (j - nfull), 1, seqlen, sp);
   }
 }
@@ -333,17 +306,11 @@ void selective_scan(const float *restrict u, const float *restrict delta,
                     int64_t dim, int64_t seqlen, int32_t delta_softplus) {
   if (batch <= 0 || dim <= 0 || seqlen <= 0)
     return;
-  size_t nbc = (size_t)(batch * seqlen) * DSTATE;
-  float *bt = malloc(2 * nbc * sizeof(float)); // NULL: read B, C strided
-  float *ct = bt ? bt + nbc : NULL;
   if (batch * dim * seqlen <= SERIAL_BELOW) {
-    // The orphaned `omp for` loops inside run on this thread alone.
-    scan_all(u, delta, A, B, C, D, z, out, batch, dim, seqlen, delta_softplus,
-             bt, ct);
+    // The orphaned `omp for` inside runs on this thread alone.
+    scan_all(u, delta, A, B, C, D, z, out, batch, dim, seqlen, delta_softplus);
   } else {
 #pragma omp parallel
-    scan_all(u, delta, A, B, C, D, z, out, batch, dim, seqlen, delta_softplus,
-             bt, ct);
+    scan_all(u, delta, A, B, C, D, z, out, batch, dim, seqlen, delta_softplus);
   }
-  free(bt);
 }
