@@ -15,9 +15,10 @@
 // registers. Time goes in chunks of TCHUNK steps so that softplus(delta),
 // dt*u and the output gate are computed VEC steps at a time per channel
 // (as in the chunked family); exp/log are branch-free Cephes polynomials.
-// Leftover channels (dim % DBLOCK) go one at a time. B and C are copied to
-// [t][n] tiles per chunk, on the stack: no heap allocation (DESIGN.md:
-// Candidate file; parameters arrive as -D macros).
+// Leftover channels (dim % DBLOCK) go one at a time. Sequences shorter
+// than VEC put VEC channels in the lanes instead (scan_lanes). B and C are
+// copied to [t][n] tiles per chunk, on the stack: no heap allocation
+// (DESIGN.md: Candidate file; parameters arrive as -D macros).
 //   DBLOCK channels per block (one OpenMP iteration)
 //   VEC    floats per SIMD vector; the state is 16/VEC vectors
 //   TCHUNK time steps per chunk (stack buffers of DBLOCK*TCHUNK floats)
@@ -277,6 +278,52 @@ scan_rows(const float *restrict u, const float *restrict delta,
   }
 }
 
+// Short sequences (seqlen < VEC): vectorizing over time would leave most
+// lanes empty, so VEC channels go side by side in the lanes instead (nl <=
+// VEC of them live), the state is 16 vectors (one per n), and B[t][n],
+// C[t][n] are broadcast. The state starts at zero, so the first step needs
+// no exp at all: h = dt*u*B.
+static void scan_lanes(const float *restrict u, const float *restrict delta,
+                       const float *restrict A, const float *restrict Bb,
+                       const float *restrict Cb, const float *restrict D,
+                       const float *restrict z, float *restrict out, int64_t b,
+                       int64_t dim, int64_t d0, int nl, int64_t seqlen,
+                       int32_t sp) {
+  float tmp[VEC];
+  vf h[DSTATE], an[DSTATE];
+  for (int n = 0; n < DSTATE; n++) {
+    for (int j = 0; j < VEC; j++)
+      tmp[j] = j < nl ? A[(d0 + j) * DSTATE + n] : 0.0f;
+    an[n] = vload(tmp);
+    h[n] = vsplat(0.0f);
+  }
+  vf Dv = vload_part(D + d0, nl, 0.0f);
+  const vf one = vsplat(1.0f);
+  int64_t row0 = (b * dim + d0) * seqlen;
+  for (int64_t t = 0; t < seqlen; t++) {
+    float td[VEC], tu[VEC], tz[VEC];
+    for (int j = 0; j < VEC; j++) {
+      int64_t at = row0 + j * seqlen + t;
+      td[j] = j < nl ? delta[at] : 0.0f;
+      tu[j] = j < nl ? u[at] : 0.0f;
+      tz[j] = j < nl ? z[at] : 0.0f;
+    }
+    vf dv = vload(td), uv = vload(tu), zv = vload(tz);
+    if (sp)
+      dv = vsoftplus(dv);
+    vf dtu = dv * uv, y = vsplat(0.0f);
+    for (int n = 0; n < DSTATE; n++) {
+      vf bn = vsplat(Bb[n * seqlen + t]), cn = vsplat(Cb[n * seqlen + t]);
+      h[n] = t ? vexp(dv * an[n]) * h[n] + dtu * bn : dtu * bn;
+      y += h[n] * cn;
+    }
+    vf o = (y + Dv * uv) * (zv / (one + vexp(-zv)));
+    vstore(tmp, o);
+    for (int j = 0; j < nl; j++)
+      out[row0 + j * seqlen + t] = tmp[j];
+  }
+}
+
 // Run by every thread of the team (or by the caller alone): the channel
 // blocks shared out by the scheduled `omp for`. Per batch: dim / DBLOCK full
 // blocks, then dim % DBLOCK single channels.
@@ -285,6 +332,17 @@ static void scan_all(const float *restrict u, const float *restrict delta,
                      const float *restrict C, const float *restrict D,
                      const float *restrict z, float *restrict out,
                      int64_t batch, int64_t dim, int64_t seqlen, int32_t sp) {
+  if (seqlen < VEC) { // short sequences: channels in the lanes
+    int64_t nb = (dim + VEC - 1) / VEC;
+    KS_OMP_FOR
+    for (int64_t it = 0; it < batch * nb; it++) {
+      int64_t b = it / nb, d0 = (it % nb) * VEC;
+      int nl = dim - d0 < VEC ? (int)(dim - d0) : VEC;
+      scan_lanes(u, delta, A, B + b * DSTATE * seqlen, C + b * DSTATE * seqlen,
+                 D, z, out, b, dim, d0, nl, seqlen, sp);
+    }
+    return;
+  }
   int64_t nfull = dim / DBLOCK, per_batch = nfull + dim % DBLOCK;
   KS_OMP_FOR
   for (int64_t it = 0; it < batch * per_batch; it++) {
