@@ -36,7 +36,7 @@ for dir in "$here"/tasks/*/; do
 import json, sys
 t = json.load(open(sys.argv[1]))
 if "seqlen" in t["axes"]:
-    shapes = [(1, 1, 1), (1, 3, 3), (2, 9, 7), (1, 17, 9), (2, 5, 33)]
+    shapes = [(1, 1, 1), (1, 3, 3), (2, 9, 7), (1, 17, 9), (2, 5, 33), (1, 1, 2500)]
     t["workloads"] = [{"batch": b, "dim": d, "seqlen": L} for b, d, L in shapes]
 else:
     t["workloads"] = [{"rows": r, "cols": c} for r, c in [(1, 1), (3, 7), (5, 17), (2, 33), (17, 100), (1, 1031)]]
@@ -44,10 +44,12 @@ json.dump(t, open(sys.argv[2], "w"))
 PY
   for tpl in "$dir"/templates/c/*.c; do
     name=$(basename "$tpl" .c)
-    for vec in default 4 16; do
-      p=(); [[ $vec != default ]] && p=(--param "VEC=$vec")
+    extra=(); grep -q "param TSPLIT" "$tpl" && extra=(TSPLIT=1) # the time split
+    for vec in default 4 16 "${extra[@]}"; do
+      p=(); [[ $vec == TSPLIT=1 ]] && p=(--param "$vec")
+      [[ $vec == 4 || $vec == 16 ]] && p=(--param "VEC=$vec")
       out=$("$ks" eval "$odd/$t" "$tpl" "${p[@]}" --no-timing --json -q); rc=$?
-      check "$t/$name (VEC $vec) is correct on odd shapes" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $(field 'd["error"]' "$out")"
+      check "$t/$name (${p[*]:-defaults}) is correct on odd shapes" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $(field 'd["error"]' "$out")"
     done
   done
 done

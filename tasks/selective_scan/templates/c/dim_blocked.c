@@ -6,6 +6,7 @@
 // ksearch: param TCHUNK in 64,32,128
 // ksearch: param SCHED in 0,1,2
 // ksearch: param CHUNK in 0,1,4
+// ksearch: param TSPLIT in 0,1
 //
 // Template for tasks/selective_scan (Mamba-1), family dim_blocked: DBLOCK
 // channels d of one batch go through time together. Each step loads B[t]
@@ -24,7 +25,11 @@
 //   TCHUNK time steps per chunk (stack buffers of DBLOCK*TCHUNK floats)
 //   SCHED  OpenMP schedule over channel blocks: 0 static, 1 dynamic, 2 guided
 //   CHUNK  OpenMP chunk size in blocks; 0 = the schedule's default
+//   TSPLIT 1: with fewer rows than threads, split each row's time across
+//          the team (scan_segment); pays off only where waking the team is
+//          cheap next to the row
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -44,6 +49,9 @@
 #ifndef CHUNK
 #define CHUNK 0
 #endif
+#ifndef TSPLIT
+#define TSPLIT 0
+#endif
 _Static_assert(VEC == 4 || VEC == 8 || VEC == 16, "VEC must be 4, 8 or 16");
 _Static_assert(DBLOCK >= 1 && DBLOCK <= 16, "DBLOCK must be 1..16");
 _Static_assert(TCHUNK >= 16 && TCHUNK <= 1024, "TCHUNK must be 16..1024");
@@ -52,6 +60,10 @@ _Static_assert(TCHUNK >= 16 && TCHUNK <= 1024, "TCHUNK must be 16..1024");
 // Below this many (b, d, t) elements the whole call runs on the calling
 // thread: even waking the OpenMP team costs more than the work.
 #define SERIAL_BELOW 16384
+// Fewer (b, d) rows than threads and at least this many steps per thread:
+// the team splits each row's time instead (scan_segment).
+#define SPLIT_STEPS 1024
+#define MAX_SPLIT 64
 
 _Static_assert(TCHUNK % VEC == 0, "TCHUNK must be a multiple of VEC");
 
@@ -324,6 +336,157 @@ static void scan_lanes(const float *restrict u, const float *restrict delta,
   }
 }
 
+// Time split of one row across the team, for fewer rows than threads. The
+// recurrence is linear, so segment [t0, t1) can start from a zero state if
+// it also records the decay P_t = a_t0 * ... * a_t and q_t = P_t * C_t:
+// once the true state h0 entering the segment is known, the true output is
+// y_t = y'_t + <h0, q_t>. The a_t are computed anyway, so the extra cost is
+// one multiply and one store per state vector and step, and a light second
+// pass; the exps (the expensive part) are not repeated. Segments other than
+// the first leave y'_t (before the D skip and the gate) in out.
+static void scan_segment(const float *restrict u, const float *restrict delta,
+                         const float *restrict Ad, const float *restrict Bb,
+                         const float *restrict Cb, float Dd,
+                         const float *restrict z, float *restrict out,
+                         int64_t seqlen, int64_t t0, int64_t t1, int32_t sp,
+                         float *restrict q, float *restrict hend,
+                         float *restrict pend) {
+  vf h[NV], a[NV], P[NV];
+  for (int k = 0; k < NV; k++) {
+    h[k] = vsplat(0.0f);
+    P[k] = vsplat(1.0f);
+    a[k] = vload(Ad + k * VEC);
+  }
+  float dt[TCHUNK], dtu[TCHUNK], yv[TCHUNK];
+  float bt[TCHUNK * DSTATE], ct[TCHUNK * DSTATE];
+  const vf one = vsplat(1.0f), vD = vsplat(Dd);
+  for (int64_t tc = t0; tc < t1; tc += TCHUNK) {
+    int nt = t1 - tc < TCHUNK ? (int)(t1 - tc) : TCHUNK;
+    tile_bc(Bb, Cb, seqlen, tc, nt, bt, ct);
+    for (int i = 0; i < TCHUNK && tc + nt < t1; i += 16) {
+      __builtin_prefetch(delta + tc + TCHUNK + i);
+      __builtin_prefetch(u + tc + TCHUNK + i);
+      __builtin_prefetch(z + tc + TCHUNK + i);
+    }
+    for (int i = 0; i < nt; i += VEC) {
+      int n = nt - i < VEC ? nt - i : VEC;
+      vf dv = n == VEC ? vload(delta + tc + i)
+                       : vload_part(delta + tc + i, n, 0.0f);
+      vf uv = n == VEC ? vload(u + tc + i) : vload_part(u + tc + i, n, 0.0f);
+      if (sp)
+        dv = vsoftplus(dv);
+      vstore(dt + i, dv);
+      vstore(dtu + i, dv * uv);
+    }
+    for (int i = 0; i < nt; i++) {
+      vf vdt = vsplat(dt[i]), vdtu = vsplat(dtu[i]), acc = vsplat(0.0f);
+      for (int k = 0; k < NV; k++) {
+        vf ak = vexp(vdt * a[k]), cv = vload(ct + i * DSTATE + k * VEC);
+        h[k] = ak * h[k] + vdtu * vload(bt + i * DSTATE + k * VEC);
+        acc += h[k] * cv;
+        if (q) {
+          P[k] *= ak;
+          vstore(q + (tc + i - t0) * DSTATE + k * VEC, P[k] * cv);
+        }
+      }
+      yv[i] = hsum(acc);
+    }
+    for (int i = 0; i < nt; i += VEC) {
+      int n = nt - i < VEC ? nt - i : VEC;
+      vf o = vload(yv + i);
+      if (!q) {
+        vf zv = n == VEC ? vload(z + tc + i) : vload_part(z + tc + i, n, 0.0f);
+        vf uv = n == VEC ? vload(u + tc + i) : vload_part(u + tc + i, n, 0.0f);
+        o = (o + vD * uv) * (zv / (one + vexp(-zv)));
+      }
+      if (n == VEC)
+        vstore(out + tc + i, o);
+      else
+        vstore_part(out + tc + i, o, n);
+    }
+  }
+  for (int k = 0; k < NV; k++) {
+    vstore(hend + k * VEC, h[k]);
+    vstore(pend + k * VEC, P[k]);
+  }
+}
+
+// Second pass of a later segment: add <h0, q_t>, the D skip and the gate.
+static void finish_segment(const float *restrict u, const float *restrict z,
+                           float Dd, float *restrict out, int64_t t0,
+                           int64_t t1, const float *restrict q,
+                           const float *restrict h0) {
+  vf hv[NV];
+  for (int k = 0; k < NV; k++)
+    hv[k] = vload(h0 + k * VEC);
+  const vf one = vsplat(1.0f), vD = vsplat(Dd);
+  for (int64_t t = t0; t < t1; t += VEC) {
+    int n = t1 - t < VEC ? (int)(t1 - t) : VEC;
+    float corr[VEC] = {0};
+    for (int i = 0; i < n; i++) {
+      vf acc = vsplat(0.0f);
+      for (int k = 0; k < NV; k++)
+        acc += hv[k] * vload(q + (t + i - t0) * DSTATE + k * VEC);
+      corr[i] = hsum(acc);
+    }
+    vf zv = n == VEC ? vload(z + t) : vload_part(z + t, n, 0.0f);
+    vf uv = n == VEC ? vload(u + t) : vload_part(u + t, n, 0.0f);
+    vf yv = n == VEC ? vload(out + t) : vload_part(out + t, n, 0.0f);
+    vf o = (yv + vload(corr) + vD * uv) * (zv / (one + vexp(-zv)));
+    if (n == VEC)
+      vstore(out + t, o);
+    else
+      vstore_part(out + t, o, n);
+  }
+}
+
+// q for the time split, kept between calls: a fresh buffer of this size
+// costs a page fault per 4 KiB on every call.
+static float *g_q;
+static size_t g_q_floats;
+
+static float *q_buffer(size_t floats) {
+  if (g_q_floats < floats) {
+    free(g_q);
+    g_q = malloc(floats * sizeof(float));
+    g_q_floats = g_q ? floats : 0;
+  }
+  return g_q;
+}
+
+// Run by every thread of the team: each (b, d) row in turn, its time split
+// into one segment per thread.
+static void scan_split(const float *restrict u, const float *restrict delta,
+                       const float *restrict A, const float *restrict B,
+                       const float *restrict C, const float *restrict D,
+                       const float *restrict z, float *restrict out,
+                       int64_t batch, int64_t dim, int64_t seqlen, int32_t sp,
+                       float *restrict q, float *restrict ends) {
+  int T = omp_get_num_threads(), k = omp_get_thread_num();
+  int64_t t0 = seqlen * k / T, t1 = seqlen * (k + 1) / T;
+  for (int64_t bd = 0; bd < batch * dim; bd++) {
+    int64_t b = bd / dim, d = bd % dim, row = bd * seqlen;
+    scan_segment(u + row, delta + row, A + d * DSTATE, B + b * DSTATE * seqlen,
+                 C + b * DSTATE * seqlen, D[d], z + row, out + row, seqlen, t0,
+                 t1, sp, k ? q + t0 * DSTATE : NULL, ends + k * 2 * DSTATE,
+                 ends + k * 2 * DSTATE + DSTATE);
+#pragma omp barrier
+    if (k) {
+      // the state entering segment k: fold segments 0 .. k-1 in order
+      float h0[DSTATE];
+      for (int n = 0; n < DSTATE; n++)
+        h0[n] = ends[n];
+      for (int j = 1; j < k; j++)
+        for (int n = 0; n < DSTATE; n++)
+          h0[n] = ends[j * 2 * DSTATE + DSTATE + n] * h0[n] +
+                  ends[j * 2 * DSTATE + n];
+      finish_segment(u + row, z + row, D[d], out + row, t0, t1, q + t0 * DSTATE,
+                     h0);
+    }
+#pragma omp barrier
+  }
+}
+
 // Run by every thread of the team (or by the caller alone): the channel
 // blocks shared out by the scheduled `omp for`. Per batch: dim / DBLOCK full
 // blocks, then dim % DBLOCK single channels.
@@ -364,7 +527,17 @@ void selective_scan(const float *restrict u, const float *restrict delta,
                     int64_t dim, int64_t seqlen, int32_t delta_softplus) {
   if (batch <= 0 || dim <= 0 || seqlen <= 0)
     return;
-  if (batch * dim * seqlen <= SERIAL_BELOW) {
+  int T = omp_get_max_threads();
+  float *q = NULL;
+  if (TSPLIT && batch * dim < T && T <= MAX_SPLIT &&
+      seqlen >= (int64_t)SPLIT_STEPS * T)
+    q = q_buffer((size_t)seqlen * DSTATE);
+  if (q) {
+    float ends[MAX_SPLIT * 2 * DSTATE]; // per segment: its end state, decay
+#pragma omp parallel
+    scan_split(u, delta, A, B, C, D, z, out, batch, dim, seqlen, delta_softplus,
+               q, ends);
+  } else if (batch * dim * seqlen <= SERIAL_BELOW) {
     // The orphaned `omp for` inside runs on this thread alone.
     scan_all(u, delta, A, B, C, D, z, out, batch, dim, seqlen, delta_softplus);
   } else {
