@@ -191,22 +191,67 @@ static inline vf vsoftplus(vf v) {
 // channels. A whole-array transposition up front cost more than the scan on
 // long sequences with few channels (page faults of a fresh buffer, one TLB
 // miss per strided write) and needed a heap allocation per call.
+// 8x8 transposes in registers, whatever VEC is: three rounds of two-source
+// shuffles, each swapping the off-diagonal halves of 2^s x 2^s blocks.
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+static inline void transpose8(v8f r[8]) {
+  const v8i lo1 = {0, 8, 2, 10, 4, 12, 6, 14},
+            hi1 = {1, 9, 3, 11, 5, 13, 7, 15};
+  const v8i lo2 = {0, 1, 8, 9, 4, 5, 12, 13},
+            hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
+  const v8i lo4 = {0, 1, 2, 3, 8, 9, 10, 11},
+            hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
+  for (int i = 0; i < 8; i += 2) {
+    v8f x = r[i], y = r[i + 1];
+    r[i] = __builtin_shuffle(x, y, lo1);
+    r[i + 1] = __builtin_shuffle(x, y, hi1);
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int j = i; j < i + 2; j++) {
+      v8f x = r[j], y = r[j + 2];
+      r[j] = __builtin_shuffle(x, y, lo2);
+      r[j + 2] = __builtin_shuffle(x, y, hi2);
+    }
+  for (int j = 0; j < 4; j++) {
+    v8f x = r[j], y = r[j + 4];
+    r[j] = __builtin_shuffle(x, y, lo4);
+    r[j + 4] = __builtin_shuffle(x, y, hi4);
+  }
+}
+
+// Rows n0..n0+7 of src ([n][t], seqlen apart), steps tc..tc+nt-1, into
+// dst[t][n]: 8x8 blocks through registers, the last nt % 8 steps one by one.
+static inline void tile8(const float *restrict src, int64_t seqlen, int64_t tc,
+                         int nt, int n0, float *restrict dst) {
+  int i = 0;
+  for (; i + 8 <= nt; i += 8) {
+    v8f r[8];
+    for (int k = 0; k < 8; k++)
+      __builtin_memcpy(&r[k], src + (n0 + k) * seqlen + tc + i, sizeof r[k]);
+    transpose8(r);
+    for (int k = 0; k < 8; k++)
+      __builtin_memcpy(dst + (i + k) * DSTATE + n0, &r[k], sizeof r[k]);
+  }
+  for (; i < nt; i++)
+    for (int k = 0; k < 8; k++)
+      dst[i * DSTATE + n0 + k] = src[(n0 + k) * seqlen + tc + i];
+}
+
 static inline void tile_bc(const float *restrict Bb, const float *restrict Cb,
                            int64_t seqlen, int64_t tc, int nt,
                            float *restrict bt, float *restrict ct) {
-  for (int n = 0; n < DSTATE; n++) {
-    const float *bs = Bb + n * seqlen + tc, *cs = Cb + n * seqlen + tc;
-    // the next chunk's lines: 32 short streams are more than the hardware
-    // prefetchers follow, and a cold call would wait on each of them
-    if (tc + nt < seqlen)
-      for (int i = 0; i < TCHUNK; i += 16) {
-        __builtin_prefetch(bs + TCHUNK + i);
-        __builtin_prefetch(cs + TCHUNK + i);
-      }
-    for (int i = 0; i < nt; i++) {
-      bt[i * DSTATE + n] = bs[i];
-      ct[i * DSTATE + n] = cs[i];
+  // the next chunk's lines: 32 short streams are more than the hardware
+  // prefetchers follow, and a cold call would wait on each of them
+  for (int n = 0; n < DSTATE && tc + nt < seqlen; n++)
+    for (int i = 0; i < TCHUNK; i += 16) {
+      __builtin_prefetch(Bb + n * seqlen + tc + TCHUNK + i);
+      __builtin_prefetch(Cb + n * seqlen + tc + TCHUNK + i);
     }
+  for (int n0 = 0; n0 < DSTATE; n0 += 8) {
+    tile8(Bb, seqlen, tc, nt, n0, bt);
+    tile8(Cb, seqlen, tc, nt, n0, ct);
   }
 }
 
