@@ -459,7 +459,8 @@ static ks_code observe(void *self, ks_wm *wm, const char *node_id,
   if (rc || family)
     return rc;
   /* twins: the same decision and choice on other branches move with this
-   * evidence (observed gain over the parent vs none) */
+   * evidence (observed gain over the parent vs none); the decision's other
+   * choices move half as much */
   n = ks_wm_find(wm, node_id);
   double g = score > 0 && parent_score > 0 ? score / parent_score : 0.5;
   double delta = 0.3 * log(g);
@@ -469,10 +470,14 @@ static ks_code observe(void *self, ks_wm *wm, const char *node_id,
   for (int i = 0; i < ks_wm_count(wm) && !rc; i++) {
     const ks_wm_node *x = ks_wm_node_at(wm, i);
     if (x->status != KS_WM_OPEN || !strcmp(x->id, node_id) ||
-        strcmp(x->decision, decision) || strcmp(x->choice, choice))
+        strcmp(x->decision, decision))
       continue;
+    /* the same choice moves fully; other choices for the same decision
+     * move by half: a decision that does not pay on one branch (vector
+     * width already native, say) is likely not to pay on the others */
+    double step = strcmp(x->choice, choice) ? delta / 2 : delta;
     json_t *upd = json_pack("{s:{s:f}}", "action", "priority",
-                            clamp01(x->action.priority + delta));
+                            clamp01(x->action.priority + step));
     char xid[KS_WM_ID_MAX];
     ks_strlcpy(xid, x->id, sizeof xid);
     rc = ks_wm_update(wm, xid, upd, err);

@@ -7,6 +7,7 @@
 #include "util/util.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,9 +270,21 @@ Test(planner, twins_move_with_evidence) {
   char aid[KS_WM_ID_MAX], bid[KS_WM_ID_MAX];
   ks_strlcpy(aid, a, sizeof aid);
   ks_strlcpy(bid, b, sizeof bid);
+  const char *c = NULL; /* VEC=4 under family 1: same decision, other choice */
+  for (int i = 0; i < n1 && i < 8; i++)
+    if (!strcmp(k1[i]->choice, "VEC=4"))
+      c = k1[i]->id;
+  cr_assert(c);
+  char cid[KS_WM_ID_MAX];
+  ks_strlcpy(cid, c, sizeof cid);
   double before = ks_wm_find(wm, bid)->action.priority;
+  double before_c = ks_wm_find(wm, cid)->action.priority;
   ks_planner_builtin.observe(p, wm, aid, 5, 4.0, NULL, &err);
-  cr_assert_gt(ks_wm_find(wm, bid)->action.priority, before);
+  double up = ks_wm_find(wm, bid)->action.priority - before;
+  cr_assert_float_eq(up, 0.3 * log(2.0), 1e-9);
+  /* the decision's other choices move half as much */
+  cr_assert_float_eq(ks_wm_find(wm, cid)->action.priority - before_c, up / 2,
+                     1e-9);
   ks_wm_free(wm);
   ks_planner_builtin.destroy(p);
 }
