@@ -32,10 +32,19 @@ void ks_runner_flush(volatile unsigned char *buf, size_t n, int pass) {
     buf[i] = (unsigned char)(buf[i] + pass);
 }
 
+/* Whether ks_runner_evict works here (x86: clflush exists everywhere). */
+int ks_runner_can_evict(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  return 1;
+#else
+  return 0;
+#endif
+}
+
 /* clflush every 64-byte line of the n buffers, on all threads, then a full
- * fence: the lines leave every cache level of every core. Returns 0 where
- * the instruction does not exist (the caller flushes with a buffer). */
-int ks_runner_evict(unsigned char *const *p, const size_t *bytes, int n) {
+ * fence: the lines leave every cache level of every core. Only called where
+ * ks_runner_can_evict() says so. */
+void ks_runner_evict(unsigned char *const *p, const size_t *bytes, int n) {
 #if defined(__x86_64__) || defined(__i386__)
   for (int b = 0; b < n; b++) {
     unsigned char *base = p[b];
@@ -45,11 +54,9 @@ int ks_runner_evict(unsigned char *const *p, const size_t *bytes, int n) {
       __builtin_ia32_clflush(base + i);
   }
   __builtin_ia32_mfence();
-  return 1;
 #else
   (void)p;
   (void)bytes;
   (void)n;
-  return 0;
 #endif
 }

@@ -40,7 +40,8 @@
 
 void ks_runner_openmp_start(int threads);
 void ks_runner_flush(volatile unsigned char *buf, size_t n, int pass);
-int ks_runner_evict(unsigned char *const *p, const size_t *bytes, int n);
+int ks_runner_can_evict(void);
+void ks_runner_evict(unsigned char *const *p, const size_t *bytes, int n);
 
 #define GUARD 4096
 #define GUARD_BYTE 0xCB
@@ -389,18 +390,20 @@ int main(int argc, char **argv) {
       }
     }
   }
-  /* twice the last-level cache, capped: some virtual machines report a
-   * last-level cache of hundreds of MiB that is not really there */
-  size_t flush_n = job.topt.flush ? 2 * llc_bytes() : 0;
+  /* device buffers are a second copy of every tensor, plus the device
+   * runtime's own arenas and worker stacks */
+  bool device = be->dev_alloc != NULL;
+  /* host backends on CPUs with clflush evict the task's buffers exactly;
+   * the rest stream a flush buffer of twice the last-level cache, capped:
+   * some virtual machines report a last-level cache of hundreds of MiB
+   * that is not really there */
+  bool exact_evict = job.topt.flush && !device && ks_runner_can_evict();
+  size_t flush_n = job.topt.flush && !exact_evict ? 2 * llc_bytes() : 0;
   if (flush_n > (128u << 20))
     flush_n = 128u << 20;
   unsigned char *flush_buf = flush_n ? malloc(flush_n) : NULL;
   if (flush_buf)
     memset(flush_buf, 1, flush_n);
-
-  /* device buffers are a second copy of every tensor, plus the device
-   * runtime's own arenas and worker stacks */
-  bool device = be->dev_alloc != NULL;
   int64_t mem_limit = job.mem_limit_bytes;
   if (device && mem_limit > 0) {
     int64_t most = 0;
@@ -482,17 +485,14 @@ int main(int argc, char **argv) {
         be->run(handle, st.bufs, w->axis, st.scalars);
         be->sync(handle);
       }
-      /* host backends: evict exactly the task's tensors before each rep */
       unsigned char *evict_p[2 * KS_MAX_TENSORS];
       size_t evict_b[2 * KS_MAX_TENSORS];
       int evict_n = 0;
-      for (int i = 0; job.topt.flush && !device && i < task.n_inputs; i++) {
-        evict_p[evict_n] = st.in[i].base;
-        evict_b[evict_n++] = st.in[i].total;
-      }
-      for (int i = 0; job.topt.flush && !device && i < task.n_outputs; i++) {
-        evict_p[evict_n] = st.out[i].base;
-        evict_b[evict_n++] = st.out[i].total;
+      for (int i = 0; exact_evict && i < task.n_inputs + task.n_outputs; i++) {
+        const gbuf *g =
+            i < task.n_inputs ? &st.in[i] : &st.out[i - task.n_inputs];
+        evict_p[evict_n] = g->base;
+        evict_b[evict_n++] = g->total;
       }
       int cap = job.topt.max_reps > 0 ? job.topt.max_reps : 1000;
       double *samples = ks_xmalloc(sizeof(double) * (size_t)cap);
@@ -500,10 +500,10 @@ int main(int argc, char **argv) {
       int n = 0;
       double sum = 0, wall0 = ks_now();
       while (ok && n < cap) {
-        if (evict_n == 0 || !ks_runner_evict(evict_p, evict_b, evict_n)) {
-          if (flush_buf)
-            ks_runner_flush(flush_buf, flush_n, n);
-        }
+        if (exact_evict)
+          ks_runner_evict(evict_p, evict_b, evict_n);
+        else if (flush_buf)
+          ks_runner_flush(flush_buf, flush_n, n);
         int64_t t0 = ks_now_ns();
         be->run(handle, st.bufs, w->axis, st.scalars);
         be->sync(handle);

@@ -377,15 +377,9 @@ static ks_code expand(ks_planner *p, ks_wm *wm, const ks_wm_node *n, int ti,
   double top = bn && bn->solution.score > 0 ? bn->solution.score : 1;
   double rel = n->solution.score / top;
   rel = rel > 1 ? 1 : rel > 0 ? rel : 0;
-  char parent_id[KS_WM_ID_MAX];
-  ks_strlcpy(parent_id, n->id, sizeof parent_id);
-  json_t *parent_params = json_deep_copy(n->params);
-  bool done[MAX_LEVELS];
-  for (int i = 0; i < pl->n_levels; i++)
-    done[i] = on_path(n, &pl->lv[i]);
   ks_code rc = KS_OK;
   for (int i = 0; i < pl->n_levels && !rc; i++) {
-    if (done[i])
+    if (on_path(n, &pl->lv[i]))
       continue;
     const level *lv = &pl->lv[i];
     for (int k = 0; k < lv->n_params && !rc; k++) {
@@ -393,11 +387,9 @@ static ks_code expand(ks_planner *p, ks_wm *wm, const ks_wm_node *n, int ti,
       const char *bv = json_string_value(json_object_get(best, d->name));
       for (int v = 0; v < d->n_values && !rc; v++)
         if (!(bv ? !strcmp(bv, d->values[v]) : v == 0))
-          rc = add_child(p, wm, parent_id, parent_params, rel, t, lv, best, k,
-                         v, err);
+          rc = add_child(p, wm, n->id, n->params, rel, t, lv, best, k, v, err);
     }
   }
-  json_decref(parent_params);
   return rc;
 }
 
