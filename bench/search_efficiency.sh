@@ -88,6 +88,11 @@ def reach(seq):
     return budget + 1
 print("%s, budget %d, %d seeds; best settled score %.2fx (%d distinct correct candidates, top %d re-measured %dx)"
       % (task, budget, seeds, best, len(score), top, remeasure))
+for k in sorted(score, key=score.get, reverse=True)[:top]:
+    src, params = sources[k]
+    fam = next((l.split("family=")[1] for l in src.splitlines() if "family=" in l), "?")
+    print("  %.2fx (%d timings) %s %s" % (score[k], len(times[k]), fam,
+          " ".join("%s=%s" % kv for kv in sorted(params.items()))))
 med = {}
 for p in planners:
     reaches = [reach(runs[(p, s)]) for s in range(1, seeds + 1)]

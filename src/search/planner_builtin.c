@@ -22,6 +22,7 @@ typedef struct level {
 typedef struct tpl_plan {
   int n_levels;
   level lv[MAX_LEVELS];
+  int first[KS_MAX_PARAMS]; /* value index a family's first attempt uses */
 } tpl_plan;
 
 typedef struct ks_planner {
@@ -57,6 +58,19 @@ static void build_plan(ks_planner *p, int ti) {
       lv.concepts[lv.n_concepts++] = dec->concepts[c];
     lv.priority = dec->priority[p->an->main_regime];
     pl->lv[pl->n_levels++] = lv;
+    /* the analysis's first guess: a vector decision starts at the
+     * register width of the machine when the template offers it */
+    bool simd = false;
+    for (int c = 0; c < dec->n_concepts; c++)
+      simd |= !strcmp(dec->concepts[c], "simd_vectorization");
+    char nv[16];
+    snprintf(nv, sizeof nv, "%d", p->an->native_vec);
+    for (int k = 0; simd && p->an->native_vec && k < lv.n_params; k++) {
+      const ks_param_decl *pd = &t->cand.decls[lv.param[k]];
+      for (int v = 0; v < pd->n_values; v++)
+        if (!strcmp(pd->values[v], nv))
+          pl->first[lv.param[k]] = v;
+    }
   }
   /* parameters no class decision names: one level each, low priority */
   for (int j = 0; j < t->cand.n_decls && pl->n_levels < MAX_LEVELS; j++) {
@@ -278,7 +292,7 @@ static ks_code propose(void *self, ks_wm *wm, int iteration, ks_proposal *out,
     if (fixed)
       v = fixed; /* decided on this plan's path */
     else if (n->attempts == 0)
-      v = from_parent ? from_parent : d->values[0];
+      v = from_parent ? from_parent : d->values[p->plans[ti].first[j]];
     else /* later attempts vary what the plan leaves open */
       v = d->values[mix(mix(p->seed, ks_hash_str(n->id, 3)),
                         (uint64_t)(n->attempts * 131 + j)) %
@@ -343,9 +357,11 @@ static ks_code add_child(ks_planner *p, ks_wm *wm, const char *parent_id,
   s.choice = choice;
   s.difficulty = 2;
   /* refinements rank below untried families, and by how good their branch
-   * is: a branch at half the best score gets 0.7 of the weight */
+   * is: a branch at 0.9 of the best score gets 0.81 of the weight, at half
+   * of it 0.25. With tens of evaluations the budget belongs to the branch
+   * that leads; weaker branches still get the exploration bonus. */
   s.priority =
-      clamp01(0.8 * sqrt(rel) *
+      clamp01(0.8 * rel * rel *
               (lv->priority + 0.5 * tg +
                ks_spec_seed_bonus(p->cuda, lv->concepts, lv->n_concepts)));
   s.expected_speedup = 1.1;

@@ -161,6 +161,59 @@ Test(planner, families_then_expansion) {
   ks_planner_builtin.destroy(p);
 }
 
+/* The first attempt of each family for an analysis made on `isa`. */
+static void first_vec(const char *isa, char out[2][8]) {
+  ks_roofline roof;
+  memset(&roof, 0, sizeof roof);
+  roof.bandwidth_gbps = 10;
+  roof.peak_gflops = 100;
+  strcpy(roof.isa, isa);
+  ks_analysis saved = g_an;
+  ks_analyze(&g_task, &roof, NULL, &g_an);
+  strcpy(g_spec.d[1].concepts[0], "simd_vectorization");
+  g_spec.d[1].n_concepts = 1;
+  void *p = new_planner(&ks_planner_builtin, 1);
+  ks_wm *wm = ks_wm_new("t");
+  ks_err err;
+  cr_assert_eq(ks_planner_builtin.init_tree(p, wm, &err), KS_OK);
+  for (int i = 0; i < 2; i++) {
+    ks_proposal pr;
+    cr_assert_eq(ks_planner_builtin.propose(p, wm, i, &pr, &err), KS_OK);
+    const ks_wm_node *n = ks_wm_find(wm, pr.node_id);
+    int t = !strcmp(json_string_value(json_object_get(n->params, "template")),
+                    "beta");
+    strcpy(out[t], ks_candidate_param(&pr.cand, "VEC"));
+    cr_assert_str_eq(ks_candidate_param(&pr.cand, "UNROLL"), "1");
+    char id[KS_WM_ID_MAX];
+    ks_strlcpy(id, pr.node_id, sizeof id);
+    ks_proposal_free(&pr);
+    cr_assert_eq(ks_planner_builtin.observe(p, wm, id, i + 1, 0, NULL, &err),
+                 KS_OK); /* a failure: the other family goes next */
+  }
+  ks_wm_free(wm);
+  ks_planner_builtin.destroy(p);
+  g_an = saved;
+}
+
+Test(planner, first_vector_width_is_the_machines) {
+  char v[2][8];
+  first_vec("avx512", v);
+  cr_assert_str_eq(v[0], "16", "alpha offers 16: the AVX-512 width");
+  cr_assert_str_eq(v[1], "16");
+  first_vec("sse", v);
+  cr_assert_str_eq(v[0], "4");
+  cr_assert_str_eq(v[1], "8", "beta has no 4: its declared default");
+  first_vec("", v);
+  cr_assert_str_eq(v[0], "8", "unknown ISA: declared defaults");
+  ks_roofline roof;
+  memset(&roof, 0, sizeof roof);
+  strcpy(roof.isa, "avx2");
+  ks_analysis an;
+  ks_analyze(&g_task, &roof, NULL, &an);
+  cr_assert_eq(an.native_vec, 8);
+  cr_assert(strstr(an.text, "native vector: 8 floats (avx2)"), "%s", an.text);
+}
+
 Test(planner, weaker_branches_rank_lower) {
   void *p = new_planner(&ks_planner_builtin, 1);
   ks_wm *wm = ks_wm_new("t");
@@ -176,9 +229,8 @@ Test(planner, weaker_branches_rank_lower) {
   const ks_wm_node *k1[8], *k2[8];
   ks_wm_children(wm, f1, k1, 8);
   ks_wm_children(wm, f2, k2, 8);
-  /* a branch at a quarter of the best score gets half the weight */
-  cr_assert_float_eq(k2[0]->action.priority, 0.5 * k1[0]->action.priority,
-                     1e-9);
+  /* a branch at a quarter of the best score gets a sixteenth of the weight */
+  cr_assert_float_eq(k2[0]->action.priority, k1[0]->action.priority / 16, 1e-9);
   ks_wm_free(wm);
   ks_planner_builtin.destroy(p);
 }
