@@ -71,6 +71,38 @@ ks_code ks_class_spec_load(const char *klass, ks_class_spec *s, ks_err *err) {
       if (json_is_string(p) && d->n_concepts < 4)
         ks_strlcpy(d->concepts[d->n_concepts++], json_string_value(p), 48);
     }
+    const char *sk;
+    json_t *sv;
+    json_t *start = json_object_get(v, "start");
+    if (start && !json_is_object(start))
+      rc = ks_err_set(err, KS_ERR_INPUT,
+                      "%s: decisions[%zu].start: must be an object mapping "
+                      "parameter names to values, e.g. {\"SCHED\": \"2\"}",
+                      path, i);
+    json_object_foreach(start, sk, sv) {
+      int q = 0;
+      while (q < d->n_params && strcmp(d->params[q], sk))
+        q++;
+      if (rc)
+        break;
+      if (q == d->n_params)
+        rc = ks_err_set(err, KS_ERR_INPUT,
+                        "%s: decisions[%zu].start.%s: not a parameter of "
+                        "decision \"%s\"; name one of its params",
+                        path, i, sk, d->name);
+      else if (json_is_string(sv) && *json_string_value(sv))
+        ks_strlcpy(d->start[q], json_string_value(sv), sizeof d->start[q]);
+      else if (json_is_integer(sv))
+        snprintf(d->start[q], sizeof d->start[q], "%lld",
+                 (long long)json_integer_value(sv));
+      else
+        rc = ks_err_set(err, KS_ERR_INPUT,
+                        "%s: decisions[%zu].start.%s: must be a value of the "
+                        "parameter (string or integer)",
+                        path, i, sk);
+    }
+    if (rc)
+      break;
     if (!d->is_template && d->n_params == 0) {
       rc = ks_err_set(err, KS_ERR_INPUT,
                       "%s: decisions[%zu] (%s): no params; name the template "

@@ -28,6 +28,10 @@ typedef struct ks_decision {
   int n_concepts;
   char description[256];
   double priority[KS_REGIME_COUNT];
+  /* "start": the value a family's first attempt gives params[k] when the
+   * template offers it ("" = the template's first value): the class's prior
+   * for decisions whose best choice does not depend on the workload */
+  char start[KS_MAX_DECISION_PARAMS][32];
 } ks_decision;
 
 typedef struct ks_class_spec {

@@ -58,6 +58,17 @@ static void build_plan(ks_planner *p, int ti) {
       lv.concepts[lv.n_concepts++] = dec->concepts[c];
     lv.priority = dec->priority[p->an->main_regime];
     pl->lv[pl->n_levels++] = lv;
+    /* the class's prior: the spec's start value, where the template
+     * offers it */
+    for (int k = 0; k < lv.n_params; k++)
+      for (int q = 0; q < dec->n_params; q++) {
+        const ks_param_decl *pd = &t->cand.decls[lv.param[k]];
+        if (!dec->start[q][0] || strcmp(dec->params[q], pd->name))
+          continue;
+        for (int v = 0; v < pd->n_values; v++)
+          if (!strcmp(pd->values[v], dec->start[q]))
+            pl->first[lv.param[k]] = v;
+      }
     /* the analysis's first guess: a vector decision starts at the
      * register width of the machine when the template offers it */
     bool simd = false;
@@ -200,9 +211,14 @@ static ks_code init_tree(void *self, ks_wm *wm, ks_err *err) {
     s.decision = "algorithm";
     s.choice = t->family;
     char desc[512];
-    snprintf(desc, sizeof desc,
-             "template %s (%d parameters, %.0f combinations)", t->name,
-             t->cand.n_decls, ks_template_space(t));
+    int dl = snprintf(desc, sizeof desc,
+                      "template %s (%d parameters, %.0f combinations); "
+                      "first attempt",
+                      t->name, t->cand.n_decls, ks_template_space(t));
+    for (int j = 0; j < t->cand.n_decls && dl > 0 && dl < (int)sizeof desc; j++)
+      dl += snprintf(desc + dl, sizeof desc - (size_t)dl, " %s=%s",
+                     t->cand.decls[j].name,
+                     t->cand.decls[j].values[p->plans[i].first[j]]);
     s.description = desc;
     s.rationale = "one algorithmic family per template; the root's notes "
                   "hold the analysis";

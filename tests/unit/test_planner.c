@@ -214,6 +214,43 @@ Test(planner, first_vector_width_is_the_machines) {
   cr_assert(strstr(an.text, "native vector: 8 floats (avx2)"), "%s", an.text);
 }
 
+/* The class spec's start value is the family's first guess where the
+ * template offers it; the family node's description says what it starts at */
+Test(planner, class_spec_start_is_the_first_guess) {
+  strcpy(g_spec.d[2].start[0], "2");
+  void *p = new_planner(&ks_planner_builtin, 1);
+  ks_wm *wm = ks_wm_new("t");
+  ks_err err;
+  cr_assert_eq(ks_planner_builtin.init_tree(p, wm, &err), KS_OK);
+  for (int i = 0; i < 2; i++) {
+    ks_proposal pr;
+    cr_assert_eq(ks_planner_builtin.propose(p, wm, i, &pr, &err), KS_OK);
+    cr_assert_str_eq(ks_candidate_param(&pr.cand, "UNROLL"), "2");
+    cr_assert_str_eq(ks_candidate_param(&pr.cand, "VEC"), "8");
+    const ks_wm_node *n = ks_wm_find(wm, pr.node_id);
+    cr_assert(strstr(n->action.description, "first attempt VEC=8 UNROLL=2"),
+              "%s", n->action.description);
+    char id[KS_WM_ID_MAX];
+    ks_strlcpy(id, pr.node_id, sizeof id);
+    ks_proposal_free(&pr);
+    cr_assert_eq(ks_planner_builtin.observe(p, wm, id, i + 1, 0, NULL, &err),
+                 KS_OK);
+  }
+  ks_wm_free(wm);
+  ks_planner_builtin.destroy(p);
+  /* a value the template does not offer leaves its declared default */
+  strcpy(g_spec.d[2].start[0], "3");
+  p = new_planner(&ks_planner_builtin, 1);
+  wm = ks_wm_new("t");
+  cr_assert_eq(ks_planner_builtin.init_tree(p, wm, &err), KS_OK);
+  ks_proposal pr;
+  cr_assert_eq(ks_planner_builtin.propose(p, wm, 0, &pr, &err), KS_OK);
+  cr_assert_str_eq(ks_candidate_param(&pr.cand, "UNROLL"), "1");
+  ks_proposal_free(&pr);
+  ks_wm_free(wm);
+  ks_planner_builtin.destroy(p);
+}
+
 Test(planner, weaker_branches_rank_lower) {
   void *p = new_planner(&ks_planner_builtin, 1);
   ks_wm *wm = ks_wm_new("t");
@@ -401,8 +438,9 @@ Test(planner, class_spec_missing_gives_defaults) {
 Test(planner, class_spec_read_and_validated) {
   spec_home("{\"decisions\": [{\"decision\": \"algorithm\", \"kind\": "
             "\"template\"}, {\"decision\": \"vector width\", \"params\": "
-            "[\"VEC\"]}], \"priorities\": {\"memory\": {\"vector width\": "
-            "0.9}}, \"math_constraints\": [\"subtract the max\"]}");
+            "[\"VEC\"], \"start\": {\"VEC\": 16}}], \"priorities\": "
+            "{\"memory\": {\"vector width\": 0.9}}, \"math_constraints\": "
+            "[\"subtract the max\"]}");
   ks_class_spec s;
   ks_err err;
   cr_assert_eq(ks_class_spec_load("myclass", &s, &err), KS_OK, "%s", err.msg);
@@ -411,6 +449,25 @@ Test(planner, class_spec_read_and_validated) {
   cr_assert_float_eq(s.d[1].priority[KS_REGIME_LATENCY], 0.5, 1e-12);
   cr_assert_eq(ks_class_spec_decision_of(&s, "VEC"), 1);
   cr_assert_eq(s.n_constraints, 1);
+  cr_assert_str_eq(s.d[1].start[0], "16");
+}
+
+Test(planner, class_spec_start_must_name_a_param_of_its_decision) {
+  spec_home("{\"decisions\": [{\"decision\": \"algorithm\", \"kind\": "
+            "\"template\"}, {\"decision\": \"vector width\", \"params\": "
+            "[\"VEC\"], \"start\": {\"SCHED\": \"2\"}}]}");
+  ks_class_spec s;
+  ks_err err;
+  cr_assert_eq(ks_class_spec_load("myclass", &s, &err), KS_ERR_INPUT);
+  cr_assert(strstr(err.msg, "decisions[1].start.SCHED"), "%s", err.msg);
+  cr_assert(strstr(err.msg, "myclass.json"), "%s", err.msg);
+  spec_home("{\"decisions\": [{\"decision\": \"algorithm\", \"kind\": "
+            "\"template\"}, {\"decision\": \"vector width\", \"params\": "
+            "[\"VEC\"], \"start\": {\"VEC\": [16]}}]}");
+  cr_assert_eq(ks_class_spec_load("myclass", &s, &err), KS_ERR_INPUT);
+  cr_assert(strstr(err.msg, "decisions[1].start.VEC: must be a value"), "%s",
+            err.msg);
+  cr_assert_eq(s.n_decisions, 1, "a bad spec leaves the defaults");
 }
 
 Test(planner, class_spec_errors_name_the_field) {
