@@ -352,14 +352,19 @@ static bool on_path(const ks_wm_node *n, const level *lv) {
  * parameters of the level keep n's best values). */
 static ks_code add_child(ks_planner *p, ks_wm *wm, const char *parent_id,
                          const json_t *parent_params, double rel,
-                         const ks_template *t, const level *lv,
-                         const json_t *best, int k, int v, ks_err *err) {
+                         const ks_template *t, const tpl_plan *pl,
+                         const level *lv, const json_t *best, int k, int v,
+                         ks_err *err) {
   json_t *params = json_deep_copy(parent_params);
   char choice[256] = "";
   for (int q = 0; q < lv->n_params; q++) {
     const ks_param_decl *d = &t->cand.decls[lv->param[q]];
     const char *bv = json_string_value(json_object_get(best, d->name));
-    const char *val = q == k ? d->values[v] : bv ? bv : d->values[0];
+    /* no best value (a candidate not remembered): the family's first guess,
+     * as propose() would use */
+    const char *val = q == k ? d->values[v]
+                      : bv   ? bv
+                             : d->values[pl->first[lv->param[q]]];
     json_object_set_new(params, d->name, json_string(val));
     size_t l = strlen(choice);
     snprintf(choice + l, sizeof choice - l, "%s%s=%s", q ? ", " : "", d->name,
@@ -418,8 +423,9 @@ static ks_code expand(ks_planner *p, ks_wm *wm, const ks_wm_node *n, int ti,
       const ks_param_decl *d = &t->cand.decls[lv->param[k]];
       const char *bv = json_string_value(json_object_get(best, d->name));
       for (int v = 0; v < d->n_values && !rc; v++)
-        if (!(bv ? !strcmp(bv, d->values[v]) : v == 0))
-          rc = add_child(p, wm, n->id, n->params, rel, t, lv, best, k, v, err);
+        if (!(bv ? !strcmp(bv, d->values[v]) : v == pl->first[lv->param[k]]))
+          rc = add_child(p, wm, n->id, n->params, rel, t, pl, lv, best, k, v,
+                         err);
     }
   }
   return rc;
