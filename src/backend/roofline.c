@@ -227,13 +227,14 @@ ks_code ks_roofline_get(const char *backend, int threads, bool remeasure,
 
 json_t *ks_roofline_to_json(const ks_roofline *r) {
   return json_pack("{s:s, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:s, "
-                   "s:f, s:s}",
+                   "s:i, s:f, s:s}",
                    "backend", r->backend, "device", r->device, "machine_key",
                    r->machine_key, "threads", r->threads, "read_gbps",
                    r->read_gbps, "write_gbps", r->write_gbps, "copy_gbps",
                    r->copy_gbps, "triad_gbps", r->triad_gbps, "bandwidth_gbps",
                    r->bandwidth_gbps, "peak_gflops", r->peak_gflops, "isa",
-                   r->isa, "measured_at", r->measured_at, "source", r->source);
+                   r->isa, "vector_floats", r->vector_floats, "measured_at",
+                   r->measured_at, "source", r->source);
 }
 
 static ks_code get_str(const json_t *j, const char *key, char *dst, size_t n,
@@ -275,7 +276,7 @@ ks_code ks_roofline_from_json(const json_t *j, ks_roofline *out, ks_err *err) {
     return ks_err_set(err, KS_ERR_INPUT,
                       "roofline JSON: expected an object; run `ksearch "
                       "roofline --remeasure` to rewrite it");
-  double threads = 0;
+  double threads = 0, vf = 0;
   ks_code rc;
   if ((rc = get_str(j, "backend", r.backend, sizeof r.backend, err)) ||
       (rc = get_str(j, "device", r.device, sizeof r.device, err)) ||
@@ -289,6 +290,7 @@ ks_code ks_roofline_from_json(const json_t *j, ks_roofline *out, ks_err *err) {
       (rc = get_num(j, "bandwidth_gbps", &r.bandwidth_gbps, err)) ||
       (rc = get_num(j, "peak_gflops", &r.peak_gflops, err)) ||
       (rc = get_str(j, "isa", r.isa, sizeof r.isa, err)) ||
+      (rc = get_num(j, "vector_floats", &vf, err)) ||
       (rc = get_num(j, "measured_at", &r.measured_at, err)) ||
       (rc = get_str(j, "source", r.source, sizeof r.source, err)))
     return rc;
@@ -297,7 +299,13 @@ ks_code ks_roofline_from_json(const json_t *j, ks_roofline *out, ks_err *err) {
                       "roofline JSON: field \"threads\" must be a positive "
                       "whole number; run `ksearch roofline --remeasure` to "
                       "rewrite it");
+  if (vf > 64 || vf != (double)(int)vf)
+    return ks_err_set(err, KS_ERR_INPUT,
+                      "roofline JSON: field \"vector_floats\" must be a whole "
+                      "number of floats (0..64); run `ksearch roofline "
+                      "--remeasure` to rewrite it");
   r.threads = (int)threads;
+  r.vector_floats = (int)vf;
   *out = r;
   return KS_OK;
 }

@@ -26,6 +26,8 @@ typedef struct ks_roofline {
   double bandwidth_gbps;
   double peak_gflops; /* vector FMA FP32, 2 flops per lane per FMA */
   char isa[32];       /* "avx512" | "avx2" | "sse" | "neon" | "generic" */
+  int vector_floats;  /* floats per SIMD register of that ISA, as measured
+                         with (the planner's first vector width); 0 unknown */
   double measured_at; /* unix time */
   char source[64];    /* "measured by ksearch roofline" */
 } ks_roofline;

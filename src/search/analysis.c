@@ -7,18 +7,6 @@
 
 #include <string.h>
 
-/* Floats per register of the ISA the roofline was measured with. */
-static int native_vec(const char *isa) {
-  static const struct {
-    const char *isa;
-    int floats;
-  } tab[] = {{"avx512", 16}, {"avx2", 8}, {"avx", 8}, {"sse", 4}, {"neon", 4}};
-  for (size_t i = 0; isa && i < sizeof tab / sizeof tab[0]; i++)
-    if (!strcmp(isa, tab[i].isa))
-      return tab[i].floats;
-  return 0;
-}
-
 void ks_analyze(const ks_task *task, const ks_roofline *roof,
                 const double *ref_time_ns, ks_analysis *a) {
   memset(a, 0, sizeof *a);
@@ -38,7 +26,7 @@ void ks_analyze(const ks_task *task, const ks_roofline *roof,
                   "(%d threads)\n",
                   roof->bandwidth_gbps, roof->peak_gflops, a->balance,
                   roof->threads);
-  a->native_vec = roof ? native_vec(roof->isa) : 0;
+  a->native_vec = roof ? roof->vector_floats : 0;
   if (a->native_vec)
     ks_buf_printf(&b, "native vector: %d floats (%s)\n", a->native_vec,
                   roof->isa);

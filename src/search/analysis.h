@@ -15,8 +15,9 @@ typedef struct ks_analysis {
   ks_regime regime[KS_MAX_WORKLOADS];
   double balance; /* machine flop per byte; 0 if no roofline */
   ks_regime main_regime;
-  int native_vec; /* floats per native SIMD register (from the roofline's
-                     ISA), 0 when unknown: the planner's first vector width */
+  int native_vec; /* floats per native SIMD register (the roofline's
+                     vector_floats), 0 when unknown: the planner's first
+                     vector width */
   char text[4096];
 } ks_analysis;
 

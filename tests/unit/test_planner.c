@@ -161,13 +161,15 @@ Test(planner, families_then_expansion) {
   ks_planner_builtin.destroy(p);
 }
 
-/* The first attempt of each family for an analysis made on `isa`. */
-static void first_vec(const char *isa, char out[2][8]) {
+/* The first attempt of each family for an analysis made on `isa`, whose
+ * registers hold `floats` floats. */
+static void first_vec(const char *isa, int floats, char out[2][8]) {
   ks_roofline roof;
   memset(&roof, 0, sizeof roof);
   roof.bandwidth_gbps = 10;
   roof.peak_gflops = 100;
   strcpy(roof.isa, isa);
+  roof.vector_floats = floats;
   ks_analysis saved = g_an;
   ks_analyze(&g_task, &roof, NULL, &g_an);
   strcpy(g_spec.d[1].concepts[0], "simd_vectorization");
@@ -197,17 +199,18 @@ static void first_vec(const char *isa, char out[2][8]) {
 
 Test(planner, first_vector_width_is_the_machines) {
   char v[2][8];
-  first_vec("avx512", v);
+  first_vec("avx512", 16, v);
   cr_assert_str_eq(v[0], "16", "alpha offers 16: the AVX-512 width");
   cr_assert_str_eq(v[1], "16");
-  first_vec("sse", v);
+  first_vec("sse", 4, v);
   cr_assert_str_eq(v[0], "4");
   cr_assert_str_eq(v[1], "8", "beta has no 4: its declared default");
-  first_vec("", v);
+  first_vec("", 0, v);
   cr_assert_str_eq(v[0], "8", "unknown ISA: declared defaults");
   ks_roofline roof;
   memset(&roof, 0, sizeof roof);
   strcpy(roof.isa, "avx2");
+  roof.vector_floats = 8;
   ks_analysis an;
   ks_analyze(&g_task, &roof, NULL, &an);
   cr_assert_eq(an.native_vec, 8);

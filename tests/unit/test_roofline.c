@@ -19,6 +19,7 @@ static ks_roofline sample(void) {
   r.bandwidth_gbps = 12345.5;
   r.peak_gflops = 98765.5;
   snprintf(r.isa, sizeof r.isa, "avx2");
+  r.vector_floats = 8;
   r.measured_at = 1700000000.5;
   snprintf(r.source, sizeof r.source, "sentinel written by the test");
   return r;
@@ -36,6 +37,7 @@ static void expect_equal(const ks_roofline *a, const ks_roofline *b) {
   cr_expect_float_eq(a->bandwidth_gbps, b->bandwidth_gbps, 1e-9);
   cr_expect_float_eq(a->peak_gflops, b->peak_gflops, 1e-9);
   cr_expect_str_eq(a->isa, b->isa);
+  cr_expect_eq(a->vector_floats, b->vector_floats);
   cr_expect_float_eq(a->measured_at, b->measured_at, 1e-3);
   cr_expect_str_eq(a->source, b->source);
 }
@@ -65,6 +67,15 @@ Test(roofline, json_missing_field_is_named) {
   cr_expect_eq(ks_roofline_from_json(j, &back, &err), KS_ERR_INPUT);
   cr_expect(strstr(err.msg, "peak_gflops") != NULL, "%s", err.msg);
   json_object_set_new(j, "peak_gflops", json_string("fast"));
+  cr_expect_eq(ks_roofline_from_json(j, &back, &err), KS_ERR_INPUT);
+  json_decref(j);
+  /* a cache written before vector_floats existed is rejected, so it is
+   * measured again rather than read with no register width */
+  j = ks_roofline_to_json(&r);
+  json_object_del(j, "vector_floats");
+  cr_expect_eq(ks_roofline_from_json(j, &back, &err), KS_ERR_INPUT);
+  cr_expect(strstr(err.msg, "vector_floats") != NULL, "%s", err.msg);
+  json_object_set_new(j, "vector_floats", json_real(7.5));
   cr_expect_eq(ks_roofline_from_json(j, &back, &err), KS_ERR_INPUT);
   json_decref(j);
 }
@@ -134,6 +145,9 @@ Test(roofline, measure_then_cached, .timeout = 30) {
   cr_assert_eq(ks_roofline_get("c", 1, true, &m, &err), KS_OK, "%s", err.msg);
   cr_expect_str_eq(m.backend, "c");
   cr_expect_eq(m.threads, 1);
+  cr_expect(m.vector_floats == 4 || m.vector_floats == 8 ||
+                m.vector_floats == 16,
+            "register width %d floats", m.vector_floats);
   cr_expect_gt(m.read_gbps, 0);
   cr_expect_gt(m.write_gbps, 0);
   cr_expect_gt(m.copy_gbps, 0);

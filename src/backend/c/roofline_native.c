@@ -350,6 +350,7 @@ ks_code ks_roofline_measure_c(int threads, ks_roofline *out, ks_err *err) {
     return ks_err_prefix(err, "measuring the c roofline: ");
   measure_flops(threads, &r);
   snprintf(r.isa, sizeof r.isa, "%s", KS_ISA);
+  r.vector_floats = (int)KS_MV_LANES;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   r.measured_at = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
