@@ -161,7 +161,38 @@ Test(planner, families_then_expansion) {
   ks_planner_builtin.destroy(p);
 }
 
-/* The first attempt of each family for an analysis made on `isa`, whose
+/* The first attempt of each family (0 alpha, 1 beta) under the current
+ * g_spec and g_an: VEC and UNROLL values and the family node's description.
+ * Each attempt fails, so the other family goes next. */
+typedef struct first_attempt {
+  char vec[8], unroll[8], desc[512];
+} first_attempt;
+
+static void first_attempts(first_attempt out[2]) {
+  void *p = new_planner(&ks_planner_builtin, 1);
+  ks_wm *wm = ks_wm_new("t");
+  ks_err err;
+  cr_assert_eq(ks_planner_builtin.init_tree(p, wm, &err), KS_OK);
+  for (int i = 0; i < 2; i++) {
+    ks_proposal pr;
+    cr_assert_eq(ks_planner_builtin.propose(p, wm, i, &pr, &err), KS_OK);
+    const ks_wm_node *n = ks_wm_find(wm, pr.node_id);
+    int t = !strcmp(json_string_value(json_object_get(n->params, "template")),
+                    "beta");
+    ks_strlcpy(out[t].vec, ks_candidate_param(&pr.cand, "VEC"), 8);
+    ks_strlcpy(out[t].unroll, ks_candidate_param(&pr.cand, "UNROLL"), 8);
+    ks_strlcpy(out[t].desc, n->action.description, sizeof out[t].desc);
+    char id[KS_WM_ID_MAX];
+    ks_strlcpy(id, pr.node_id, sizeof id);
+    ks_proposal_free(&pr);
+    cr_assert_eq(ks_planner_builtin.observe(p, wm, id, i + 1, 0, NULL, &err),
+                 KS_OK);
+  }
+  ks_wm_free(wm);
+  ks_planner_builtin.destroy(p);
+}
+
+/* The first VEC of each family for an analysis made on `isa`, whose
  * registers hold `floats` floats. */
 static void first_vec(const char *isa, int floats, char out[2][8]) {
   ks_roofline roof;
@@ -174,26 +205,12 @@ static void first_vec(const char *isa, int floats, char out[2][8]) {
   ks_analyze(&g_task, &roof, NULL, &g_an);
   strcpy(g_spec.d[1].concepts[0], "simd_vectorization");
   g_spec.d[1].n_concepts = 1;
-  void *p = new_planner(&ks_planner_builtin, 1);
-  ks_wm *wm = ks_wm_new("t");
-  ks_err err;
-  cr_assert_eq(ks_planner_builtin.init_tree(p, wm, &err), KS_OK);
-  for (int i = 0; i < 2; i++) {
-    ks_proposal pr;
-    cr_assert_eq(ks_planner_builtin.propose(p, wm, i, &pr, &err), KS_OK);
-    const ks_wm_node *n = ks_wm_find(wm, pr.node_id);
-    int t = !strcmp(json_string_value(json_object_get(n->params, "template")),
-                    "beta");
-    strcpy(out[t], ks_candidate_param(&pr.cand, "VEC"));
-    cr_assert_str_eq(ks_candidate_param(&pr.cand, "UNROLL"), "1");
-    char id[KS_WM_ID_MAX];
-    ks_strlcpy(id, pr.node_id, sizeof id);
-    ks_proposal_free(&pr);
-    cr_assert_eq(ks_planner_builtin.observe(p, wm, id, i + 1, 0, NULL, &err),
-                 KS_OK); /* a failure: the other family goes next */
+  first_attempt fa[2];
+  first_attempts(fa);
+  for (int t = 0; t < 2; t++) {
+    strcpy(out[t], fa[t].vec);
+    cr_assert_str_eq(fa[t].unroll, "1");
   }
-  ks_wm_free(wm);
-  ks_planner_builtin.destroy(p);
   g_an = saved;
 }
 
@@ -221,37 +238,19 @@ Test(planner, first_vector_width_is_the_machines) {
  * template offers it; the family node's description says what it starts at */
 Test(planner, class_spec_start_is_the_first_guess) {
   strcpy(g_spec.d[2].start[0], "2");
-  void *p = new_planner(&ks_planner_builtin, 1);
-  ks_wm *wm = ks_wm_new("t");
-  ks_err err;
-  cr_assert_eq(ks_planner_builtin.init_tree(p, wm, &err), KS_OK);
-  for (int i = 0; i < 2; i++) {
-    ks_proposal pr;
-    cr_assert_eq(ks_planner_builtin.propose(p, wm, i, &pr, &err), KS_OK);
-    cr_assert_str_eq(ks_candidate_param(&pr.cand, "UNROLL"), "2");
-    cr_assert_str_eq(ks_candidate_param(&pr.cand, "VEC"), "8");
-    const ks_wm_node *n = ks_wm_find(wm, pr.node_id);
-    cr_assert(strstr(n->action.description, "first attempt VEC=8 UNROLL=2"),
-              "%s", n->action.description);
-    char id[KS_WM_ID_MAX];
-    ks_strlcpy(id, pr.node_id, sizeof id);
-    ks_proposal_free(&pr);
-    cr_assert_eq(ks_planner_builtin.observe(p, wm, id, i + 1, 0, NULL, &err),
-                 KS_OK);
+  first_attempt fa[2];
+  first_attempts(fa);
+  for (int t = 0; t < 2; t++) {
+    cr_assert_str_eq(fa[t].unroll, "2");
+    cr_assert_str_eq(fa[t].vec, "8");
+    cr_assert(strstr(fa[t].desc, "first attempt VEC=8 UNROLL=2"), "%s",
+              fa[t].desc);
   }
-  ks_wm_free(wm);
-  ks_planner_builtin.destroy(p);
   /* a value the template does not offer leaves its declared default */
   strcpy(g_spec.d[2].start[0], "3");
-  p = new_planner(&ks_planner_builtin, 1);
-  wm = ks_wm_new("t");
-  cr_assert_eq(ks_planner_builtin.init_tree(p, wm, &err), KS_OK);
-  ks_proposal pr;
-  cr_assert_eq(ks_planner_builtin.propose(p, wm, 0, &pr, &err), KS_OK);
-  cr_assert_str_eq(ks_candidate_param(&pr.cand, "UNROLL"), "1");
-  ks_proposal_free(&pr);
-  ks_wm_free(wm);
-  ks_planner_builtin.destroy(p);
+  first_attempts(fa);
+  cr_assert_str_eq(fa[0].unroll, "1");
+  cr_assert_str_eq(fa[1].unroll, "1");
 }
 
 Test(planner, weaker_branches_rank_lower) {
