@@ -65,12 +65,11 @@ static ks_code parse_line(ks_candidate *c, char *line, int lineno,
                           "%s:%d: parameter %s: at most %d values of at most "
                           "31 characters",
                           c->path, lineno, name, KS_MAX_PARAM_VALUES);
-      for (int i = 0; i < d->n_values; i++)
-        if (!strcmp(d->values[i], v))
-          return ks_err_set(err, KS_ERR_INPUT,
-                            "%s:%d: parameter %s lists %s twice; list each "
-                            "value once",
-                            c->path, lineno, name, v);
+      if (ks_param_value_index(d, v) >= 0)
+        return ks_err_set(err, KS_ERR_INPUT,
+                          "%s:%d: parameter %s lists %s twice; list each "
+                          "value once",
+                          c->path, lineno, name, v);
       ks_strlcpy(d->values[d->n_values++], v, 32);
     }
     if (d->n_values == 0)
@@ -176,10 +175,7 @@ ks_code ks_candidate_set_param(ks_candidate *c, const char *name,
   for (int i = 0; i < c->n_decls; i++) {
     if (strcmp(c->decls[i].name, name))
       continue;
-    bool ok = false;
-    for (int k = 0; k < c->decls[i].n_values; k++)
-      ok |= !strcmp(c->decls[i].values[k], value);
-    if (!ok) {
+    if (ks_param_value_index(&c->decls[i], value) < 0) {
       ks_buf b;
       ks_buf_init(&b);
       for (int k = 0; k < c->decls[i].n_values; k++)
@@ -237,4 +233,11 @@ uint64_t ks_candidate_hash(const ks_candidate *c) {
 void ks_candidate_free(ks_candidate *c) {
   free(c->source);
   c->source = NULL;
+}
+
+int ks_param_value_index(const ks_param_decl *d, const char *value) {
+  for (int i = 0; value && *value && i < d->n_values; i++)
+    if (!strcmp(d->values[i], value))
+      return i;
+  return -1;
 }

@@ -45,6 +45,8 @@ ks_code ks_candidate_set_param(ks_candidate *c, const char *name,
 /* Declared parameters still unset take their first value. */
 void ks_candidate_fill_defaults(ks_candidate *c);
 const char *ks_candidate_param(const ks_candidate *c, const char *name);
+/* Index of `value` among d's declared values; -1 if not declared (or "") */
+int ks_param_value_index(const ks_param_decl *d, const char *value);
 /* {"VEC": "8", ...} as canonical JSON text (sorted keys), owned by caller. */
 char *ks_candidate_params_json(const ks_candidate *c);
 /* Content hash of the source and params. */

@@ -21,6 +21,38 @@ static void defaults(const char *klass, ks_class_spec *s) {
     d->priority[r] = 0.6;
 }
 
+/* decisions[i].start: {"PARAM": value} for params of decision d (after
+ * d->params is read); NULL is no start */
+static ks_code read_start(const json_t *start, ks_decision *d, const char *path,
+                          size_t i, ks_err *err) {
+  if (start && !json_is_object(start))
+    return ks_err_set(err, KS_ERR_INPUT,
+                      "%s: decisions[%zu].start: must be an object mapping "
+                      "parameter names to values, e.g. {\"SCHED\": \"2\"}",
+                      path, i);
+  const char *key;
+  json_t *val;
+  json_object_foreach((json_t *)start, key, val) {
+    int q = ks_class_spec_param_index(d, key);
+    if (q < 0)
+      return ks_err_set(err, KS_ERR_INPUT,
+                        "%s: decisions[%zu].start.%s: not a parameter of "
+                        "decision \"%s\"; name one of its params",
+                        path, i, key, d->name);
+    if (json_is_string(val) && *json_string_value(val))
+      ks_strlcpy(d->start[q], json_string_value(val), sizeof d->start[q]);
+    else if (json_is_integer(val))
+      snprintf(d->start[q], sizeof d->start[q], "%lld",
+               (long long)json_integer_value(val));
+    else
+      return ks_err_set(err, KS_ERR_INPUT,
+                        "%s: decisions[%zu].start.%s: must be a value of the "
+                        "parameter (string or integer)",
+                        path, i, key);
+  }
+  return KS_OK;
+}
+
 ks_code ks_class_spec_load(const char *klass, ks_class_spec *s, ks_err *err) {
   defaults(klass, s);
   char path[PATH_MAX];
@@ -71,37 +103,7 @@ ks_code ks_class_spec_load(const char *klass, ks_class_spec *s, ks_err *err) {
       if (json_is_string(p) && d->n_concepts < 4)
         ks_strlcpy(d->concepts[d->n_concepts++], json_string_value(p), 48);
     }
-    const char *sk;
-    json_t *sv;
-    json_t *start = json_object_get(v, "start");
-    if (start && !json_is_object(start))
-      rc = ks_err_set(err, KS_ERR_INPUT,
-                      "%s: decisions[%zu].start: must be an object mapping "
-                      "parameter names to values, e.g. {\"SCHED\": \"2\"}",
-                      path, i);
-    json_object_foreach(start, sk, sv) {
-      int q = 0;
-      while (q < d->n_params && strcmp(d->params[q], sk))
-        q++;
-      if (rc)
-        break;
-      if (q == d->n_params)
-        rc = ks_err_set(err, KS_ERR_INPUT,
-                        "%s: decisions[%zu].start.%s: not a parameter of "
-                        "decision \"%s\"; name one of its params",
-                        path, i, sk, d->name);
-      else if (json_is_string(sv) && *json_string_value(sv))
-        ks_strlcpy(d->start[q], json_string_value(sv), sizeof d->start[q]);
-      else if (json_is_integer(sv))
-        snprintf(d->start[q], sizeof d->start[q], "%lld",
-                 (long long)json_integer_value(sv));
-      else
-        rc = ks_err_set(err, KS_ERR_INPUT,
-                        "%s: decisions[%zu].start.%s: must be a value of the "
-                        "parameter (string or integer)",
-                        path, i, sk);
-    }
-    if (rc)
+    if ((rc = read_start(json_object_get(v, "start"), d, path, i, err)))
       break;
     if (!d->is_template && d->n_params == 0) {
       rc = ks_err_set(err, KS_ERR_INPUT,
@@ -136,10 +138,16 @@ ks_code ks_class_spec_load(const char *klass, ks_class_spec *s, ks_err *err) {
   return rc;
 }
 
+int ks_class_spec_param_index(const ks_decision *d, const char *param) {
+  for (int k = 0; k < d->n_params; k++)
+    if (!strcmp(d->params[k], param))
+      return k;
+  return -1;
+}
+
 int ks_class_spec_decision_of(const ks_class_spec *s, const char *param) {
   for (int i = 0; i < s->n_decisions; i++)
-    for (int k = 0; k < s->d[i].n_params; k++)
-      if (!strcmp(s->d[i].params[k], param))
-        return i;
+    if (ks_class_spec_param_index(&s->d[i], param) >= 0)
+      return i;
   return -1;
 }

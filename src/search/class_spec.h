@@ -47,6 +47,8 @@ typedef struct ks_class_spec {
  * gives the default spec (template, then no named decisions) and KS_OK; a
  * malformed one is KS_ERR_INPUT naming the field. */
 ks_code ks_class_spec_load(const char *klass, ks_class_spec *spec, ks_err *err);
+/* Index of a parameter among d->params, -1 if d does not name it. */
+int ks_class_spec_param_index(const ks_decision *d, const char *param);
 /* Index of the decision that owns a parameter, -1 if none. */
 int ks_class_spec_decision_of(const ks_class_spec *spec, const char *param);
 

@@ -50,6 +50,11 @@ static void build_plan(ks_planner *p, int ti) {
         if (!used[j] && !strcmp(t->cand.decls[j].name, dec->params[k])) {
           lv.param[lv.n_params++] = j;
           used[j] = true;
+          /* the class's prior: the spec's start value, where the template
+           * offers it */
+          int v = ks_param_value_index(&t->cand.decls[j], dec->start[k]);
+          if (v >= 0)
+            pl->first[j] = v;
         }
     if (!lv.n_params)
       continue;
@@ -58,17 +63,6 @@ static void build_plan(ks_planner *p, int ti) {
       lv.concepts[lv.n_concepts++] = dec->concepts[c];
     lv.priority = dec->priority[p->an->main_regime];
     pl->lv[pl->n_levels++] = lv;
-    /* the class's prior: the spec's start value, where the template
-     * offers it */
-    for (int k = 0; k < lv.n_params; k++)
-      for (int q = 0; q < dec->n_params; q++) {
-        const ks_param_decl *pd = &t->cand.decls[lv.param[k]];
-        if (!dec->start[q][0] || strcmp(dec->params[q], pd->name))
-          continue;
-        for (int v = 0; v < pd->n_values; v++)
-          if (!strcmp(pd->values[v], dec->start[q]))
-            pl->first[lv.param[k]] = v;
-      }
     /* the analysis's first guess: a vector decision starts at the
      * register width of the machine when the template offers it */
     bool simd = false;
@@ -77,10 +71,9 @@ static void build_plan(ks_planner *p, int ti) {
     char nv[16];
     snprintf(nv, sizeof nv, "%d", p->an->native_vec);
     for (int k = 0; simd && p->an->native_vec && k < lv.n_params; k++) {
-      const ks_param_decl *pd = &t->cand.decls[lv.param[k]];
-      for (int v = 0; v < pd->n_values; v++)
-        if (!strcmp(pd->values[v], nv))
-          pl->first[lv.param[k]] = v;
+      int v = ks_param_value_index(&t->cand.decls[lv.param[k]], nv);
+      if (v >= 0)
+        pl->first[lv.param[k]] = v;
     }
   }
   /* parameters no class decision names: one level each, low priority */
