@@ -32,6 +32,7 @@ struct ks_evaluator {
   ks_roofline roof;
   bool have_roof;
   bool landlock_warned;
+  ks_input_cache inputs;
 };
 
 const char *ks_eval_status_name(ks_eval_status s) {
@@ -99,6 +100,7 @@ static void fill_plan(ks_evaluator *ev, ks_judge_plan *p) {
   for (int i = 0; i < ev->task->n_workloads; i++)
     p->n_sets[i] = ev->opts.timing ? ev->n_sets[i] : 0;
   p->ref_dir = ev->ref_dir;
+  p->inputs = &ev->inputs;
   p->evict = ev->opts.topt.flush;
   /* the outputs and inputs are memfds mapped beside the runtime: their
    * size, plus room for the runtime, thread stacks and a flush buffer */
@@ -130,6 +132,8 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   ks_evaluator *ev = ks_xcalloc(1, sizeof *ev);
   ev->task = task;
   ev->opts = *opts;
+  const char *mib = getenv("KSEARCH_INPUT_CACHE_MIB");
+  ev->inputs.budget = (size_t)(mib ? atof(mib) : 2048) << 20;
   if (ev->opts.threads <= 0)
     ev->opts.threads = ks_nproc();
   if (ev->opts.n_seeds < 1 || ev->opts.n_seeds > KS_MAX_SEEDS) {
@@ -239,7 +243,7 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   }
   ks_judge_out_free(&o);
   if (rc) {
-    free(ev);
+    ks_evaluator_free(ev);
     return rc;
   }
   ks_err rerr;
@@ -252,7 +256,12 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   return KS_OK;
 }
 
-void ks_evaluator_free(ks_evaluator *ev) { free(ev); }
+void ks_evaluator_free(ks_evaluator *ev) {
+  if (!ev)
+    return;
+  ks_input_cache_free(&ev->inputs);
+  free(ev);
+}
 
 const double *ks_evaluator_ref_times(const ks_evaluator *ev) {
   return ev->ref_time_ns;

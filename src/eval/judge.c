@@ -251,11 +251,51 @@ typedef struct judge_ctx {
   size_t ref_cap;
 } judge_ctx;
 
+void ks_input_cache_free(ks_input_cache *c) {
+  for (int i = 0; i < c->n; i++)
+    free(c->e[i].data);
+  c->n = 0;
+  c->used = 0;
+}
+
 static void fill_inputs(judge_ctx *c, const ks_workload *w, const layout *l,
                         uint64_t seed) {
   const ks_task *t = c->p->task;
+  ks_input_cache *ic = c->p->inputs;
+  int wi = (int)(w - t->workloads);
+  int hit = -1;
+  for (int k = 0; ic && k < ic->n && hit < 0; k++)
+    if (ic->e[k].wl == wi && ic->e[k].seed == seed)
+      hit = k;
+  size_t total = 0;
   for (int i = 0; i < t->n_inputs; i++)
-    ks_inputs_fill(t, &t->inputs[i], w, seed, c->in.map + l->in_off[i]);
+    total += l->in_b[i];
+  if (hit >= 0) {
+    size_t off = 0;
+    for (int i = 0; i < t->n_inputs; i++) {
+      memcpy(c->in.map + l->in_off[i], ic->e[hit].data + off, l->in_b[i]);
+      off += l->in_b[i];
+    }
+  } else {
+    for (int i = 0; i < t->n_inputs; i++)
+      ks_inputs_fill(t, &t->inputs[i], w, seed, c->in.map + l->in_off[i]);
+    if (ic && ic->n < (int)(sizeof ic->e / sizeof *ic->e) &&
+        ic->used + total <= ic->budget) {
+      unsigned char *d = malloc(total ? total : 1);
+      if (d) {
+        size_t off = 0;
+        for (int i = 0; i < t->n_inputs; i++) {
+          memcpy(d + off, c->in.map + l->in_off[i], l->in_b[i]);
+          off += l->in_b[i];
+        }
+        ic->e[ic->n].wl = wi;
+        ic->e[ic->n].seed = seed;
+        ic->e[ic->n].bytes = total;
+        ic->e[ic->n++].data = d;
+        ic->used += total;
+      }
+    }
+  }
   memset(c->out.map, GBYTE, l->out_end);
   for (int i = 0; i < t->n_outputs; i++)
     ks_output_poison(&t->outputs[i], c->out.map + l->out_off[i], l->out_n[i]);

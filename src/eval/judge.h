@@ -16,6 +16,22 @@
 #define KS_MAX_SEEDS 8
 #define KS_MAX_SETS 32
 
+/* Generated input sets, kept across the evaluations of one evaluator: the
+ * same (workload, seed) is drawn for every candidate, and drawing a large
+ * one costs more than the kernel. Bounded by KSEARCH_INPUT_CACHE_MIB
+ * (default 2048); what does not fit is drawn again each time. */
+typedef struct ks_input_cache {
+  int n;
+  struct {
+    int wl;
+    uint64_t seed;
+    size_t bytes;
+    unsigned char *data; /* the inputs, back to back in task order */
+  } e[KS_MAX_WORKLOADS * (KS_MAX_SEEDS + KS_MAX_SETS)];
+  size_t used, budget;
+} ks_input_cache;
+void ks_input_cache_free(ks_input_cache *c);
+
 typedef struct ks_judge_plan {
   const ks_task *task;
   const char *backend;  /* what runs the artifact (reference: "c") */
@@ -32,6 +48,7 @@ typedef struct ks_judge_plan {
   double timeout_s;
   int64_t mem_limit_bytes;
   double cpu_limit_s;
+  ks_input_cache *inputs; /* may be NULL */
 } ks_judge_plan;
 
 typedef struct ks_judge_wl {
