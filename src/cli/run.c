@@ -77,10 +77,11 @@ static bool num(const char *v, double lo, double hi, double *out) {
 }
 
 /* "ksearch run ARGS..." for the report, each argument shell-quoted when it
- * holds anything but plain characters. */
-static void command_line(int argc, char **argv, ks_buf *out) {
-  ks_buf_init(out);
-  ks_buf_puts(out, "ksearch");
+ * holds anything but plain characters; cut at n - 1 bytes. */
+static void command_line(int argc, char **argv, char *out, size_t n) {
+  ks_buf b;
+  ks_buf_init(&b);
+  ks_buf_puts(&b, "ksearch");
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     bool plain = *a != 0;
@@ -89,19 +90,21 @@ static void command_line(int argc, char **argv, ks_buf *out) {
                   "0123456789-_./=:,+@%",
                   *p))
         plain = false;
-    ks_buf_puts(out, " ");
+    ks_buf_puts(&b, " ");
     if (plain) {
-      ks_buf_puts(out, a);
+      ks_buf_puts(&b, a);
       continue;
     }
-    ks_buf_puts(out, "'");
+    ks_buf_puts(&b, "'");
     for (const char *p = a; *p; p++)
       if (*p == '\'')
-        ks_buf_puts(out, "'\\''");
+        ks_buf_puts(&b, "'\\''");
       else
-        ks_buf_append(out, p, 1);
-    ks_buf_puts(out, "'");
+        ks_buf_append(&b, p, 1);
+    ks_buf_puts(&b, "'");
   }
+  ks_strlcpy(out, b.data, n);
+  ks_buf_free(&b);
 }
 
 int ks_cmd_run(int argc, char **argv) {
@@ -143,6 +146,10 @@ int ks_cmd_run(int argc, char **argv) {
   /* --llm-* flags become the LLM planner's options (llm/llm.h) */
   json_t *llm = json_object();
   const char *llm_flag = NULL;
+  /* before getopt, which permutes argv */
+  char cmdline[8192];
+  command_line(argc, argv, cmdline, sizeof cmdline);
+  so.command_line = cmdline;
   optind = 1;
   int c;
 #define NUM(lo, hi, what)                                                      \
@@ -294,9 +301,6 @@ int ks_cmd_run(int argc, char **argv) {
   }
   if (so.quiet)
     ks_log_set_level(KS_LOG_QUIET);
-  ks_buf cmdline;
-  command_line(argc, argv, &cmdline);
-  so.command_line = cmdline.data;
   json_t *summary = NULL;
   ks_err err = {0};
   ks_code rc = ks_search_run(&so, &summary, &err);
@@ -311,7 +315,6 @@ int ks_cmd_run(int argc, char **argv) {
     else if (!so.quiet)
       fprintf(stderr, "ksearch: report %s/%s\n", run_dir, KS_REPORT_FILE);
   }
-  ks_buf_free(&cmdline);
   if (summary) {
     if (as_json) {
       char *s = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(6));

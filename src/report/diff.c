@@ -100,8 +100,12 @@ json_t *ks_report_diff(const char *a, const char *b, int context,
   for (int k = A.n - tail; k < A.n; k++)
     e[ne++] = (edit){' ', A.p[k], A.len[k]};
   free(L);
-  /* keep changed lines and `context` lines around them */
   out = json_array();
+  if (n == 0 && m == 0) { /* identical: no hunk */
+    free(e);
+    goto done;
+  }
+  /* keep changed lines and `context` lines around them */
   size_t k = 0;
   while (k < ne) {
     if (e[k].op != ' ') {

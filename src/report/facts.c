@@ -429,13 +429,16 @@ static ks_code context(ks_store *st, json_t *facts, ks_err *err) {
 
 /* The run's state and the notes that explain an empty, failed, stopped or
  * unfinished run. */
-static void state_and_notes(const char *dir, bool live, json_t *facts,
-                            json_t *notes, const ks_store_counts *cnt) {
+/* own_store: the caller passed its own (writable) store, whose lock is the
+ * caller's: then only `live` says whether a search is running. */
+static void state_and_notes(const char *dir, bool live, bool own_store,
+                            json_t *facts, json_t *notes,
+                            const ks_store_counts *cnt) {
   const json_t *run = json_object_get(facts, "run");
   const char *stopped =
       json_string_value(json_object_get(run, "stopped_because"));
   const char *state;
-  if (live || lock_held(dir))
+  if (live || (!own_store && lock_held(dir)))
     state = "in progress";
   else if (!stopped)
     state = "stopped";
@@ -528,7 +531,7 @@ ks_code ks_report_facts(const char *run_dir, ks_store *store, bool live,
     note(notes, "The store holds no run yet: ksearch stopped before it "
                 "recorded one.");
   if (!rc)
-    state_and_notes(run_dir, live, facts, notes, &cnt);
+    state_and_notes(run_dir, live, store != NULL, facts, notes, &cnt);
   /* the tree: world_model.json, else the store's copy */
   json_t *wm = load_file(run_dir, "world_model.json", notes, NULL);
   json_t *nodes = wm ? json_incref(json_object_get(wm, "nodes")) : NULL;

@@ -33,10 +33,10 @@ static const char k_style[] =
     ".frame{fill:none;stroke:#c3c8d1}.grid{stroke:#eceef2}"
     ".tick{font-size:11px;fill:#535b6b}.axis{font-size:12px;fill:#1d2330}"
     ".empty{font-size:14px;fill:#7a8190}.ref{stroke:#7a8190;"
-    "stroke-dasharray:4 4}.best{fill:none;stroke:#1565c0;stroke-width:2}"
-    ".pt{stroke:#fff;stroke-width:1}.roof{fill:none;stroke:#c62828;"
-    "stroke-width:2.5}.wpt{fill:#1565c0;stroke:#fff}"
-    ".wlabel{font-size:11px;fill:#1565c0}"
+    "stroke-dasharray:4 4}.best{fill:none;stroke:#1a73e8;stroke-width:2.5}"
+    ".pt{stroke:#fff;stroke-width:1}.roof{fill:none;stroke:#b3261e;"
+    "stroke-width:2.5}.wpt{fill:#00897b;stroke:#fff}"
+    ".wlabel{font-size:11px;fill:#00695c}"
     ".legend span{margin-right:14px;font-size:12px}.legend i{display:"
     "inline-block;width:10px;height:10px;border-radius:5px;margin-right:4px}"
     "table{border-collapse:collapse;background:#fff;font-size:13px;"
@@ -238,7 +238,7 @@ static void progress(ks_buf *b, const json_t *f) {
     ks_html_esc(b, k);
     ks_buf_printf(b, " %lld</span>", (long long)json_integer_value(v));
   }
-  ks_buf_puts(b, "<span><i style=\"background:#1565c0;border-radius:0;"
+  ks_buf_puts(b, "<span><i style=\"background:#1a73e8;border-radius:0;"
                  "height:3px\"></i>best so far</span></div>\n");
 }
 

@@ -196,7 +196,7 @@ void ks_svg_roofline(ks_buf *b, const json_t *facts) {
   }
   if (roofs) {
     double ridge = peak / bw;
-    xlo = fmin(xlo, ridge), xhi = fmax(xhi, ridge);
+    xlo = fmin(xlo, np ? ridge : ridge / 16), xhi = fmax(xhi, ridge);
     yhi = fmax(yhi, peak);
   }
   xlo /= 8, xhi *= 8;
@@ -263,10 +263,10 @@ void ks_svg_roofline(ks_buf *b, const json_t *facts) {
         cy + 4, wl);
   }
   axis_labels(b, "arithmetic intensity (flop/byte)", "GFLOP/s");
-  if (!roofs)
-    ks_buf_printf(b,
-                  "<text x=\"%.1f\" y=\"%.1f\" class=\"empty\">no roofline "
-                  "recorded for this run</text>\n",
-                  ML + 10, MT + 18);
+  if (!roofs || !np)
+    ks_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"empty\">%s</text>\n",
+                  ML + 10, MT + 18,
+                  roofs ? "no correct result yet: only the roofs"
+                        : "no roofline recorded for this run");
   ks_buf_puts(b, "</svg>\n");
 }
