@@ -88,13 +88,13 @@ json_t *ks_report_diff(const char *a, const char *b, int context,
     if (i < n && j < m && same(&A, head + i, &B, head + j)) {
       e[ne++] = (edit){' ', A.p[head + i], A.len[head + i]};
       i++, j++;
-    } else if (j < m && (i == n || L[(size_t)i * w + (size_t)(j + 1)] >=
-                                       L[(size_t)(i + 1) * w + (size_t)j])) {
-      e[ne++] = (edit){'+', B.p[head + j], B.len[head + j]};
-      j++;
-    } else {
+    } else if (i < n && (j == m || L[(size_t)(i + 1) * w + (size_t)j] >=
+                                       L[(size_t)i * w + (size_t)(j + 1)])) {
       e[ne++] = (edit){'-', A.p[head + i], A.len[head + i]};
       i++;
+    } else {
+      e[ne++] = (edit){'+', B.p[head + j], B.len[head + j]};
+      j++;
     }
   }
   for (int k = A.n - tail; k < A.n; k++)

@@ -148,9 +148,9 @@ static void diff(ks_buf *b, const json_t *parent) {
     del += op && *op == '-';
   }
   ks_buf_printf(b,
-                "<p class=\"sub\">%d lines added, %d removed</p>\n<pre "
+                "<p class=\"sub\">%d line%s added, %d removed</p>\n<pre "
                 "id=\"diff\">",
-                add, del);
+                add, add == 1 ? "" : "s", del);
   json_array_foreach(d, i, l) {
     const char *op = json_string_value(json_array_get(l, 0));
     const char *text = json_string_value(json_array_get(l, 1));

@@ -25,10 +25,10 @@ Test(report, diff_marks_changed_lines) {
   cr_assert_eq(json_array_size(d), 5);
   cr_assert_str_eq(op(d, 0), " ");
   cr_assert_str_eq(txt(d, 0), "a");
-  cr_assert_str_eq(op(d, 1), "+");
-  cr_assert_str_eq(txt(d, 1), "B");
-  cr_assert_str_eq(op(d, 2), "-");
-  cr_assert_str_eq(txt(d, 2), "b");
+  cr_assert_str_eq(op(d, 1), "-");
+  cr_assert_str_eq(txt(d, 1), "b");
+  cr_assert_str_eq(op(d, 2), "+");
+  cr_assert_str_eq(txt(d, 2), "B");
   cr_assert_str_eq(op(d, 3), " ");
   cr_assert_str_eq(op(d, 4), "+");
   cr_assert_str_eq(txt(d, 4), "d");
@@ -52,8 +52,8 @@ Test(report, diff_folds_unchanged_runs_and_caps_the_middle) {
   cr_assert_str_eq(op(d, 0), "~");
   cr_assert_str_eq(txt(d, 0), "18 unchanged lines");
   cr_assert_str_eq(txt(d, 1), "line 18");
-  cr_assert_str_eq(op(d, 3), "+");
-  cr_assert_str_eq(op(d, 4), "-");
+  cr_assert_str_eq(op(d, 3), "-");
+  cr_assert_str_eq(op(d, 4), "+");
   cr_assert_str_eq(op(d, 7), "~");
   cr_assert_str_eq(txt(d, 7), "17 unchanged lines");
   json_decref(d);
