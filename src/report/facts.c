@@ -21,6 +21,7 @@
 #define TOP_MAX 10
 #define DIFF_CONTEXT 3
 #define DIFF_MAX_LINES 4000
+#define REASON_MAX 4000
 
 static void note(json_t *notes, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -35,6 +36,20 @@ static void note(json_t *notes, const char *fmt, ...) {
 
 static json_t *src_json(const char *s) {
   return ks_report_str(s ? s : "", s ? strlen(s) : 0);
+}
+
+/* A failure reason as JSON, cut at max bytes (compiler logs can be long;
+ * their head says what went wrong). */
+static json_t *clipped(const char *s, size_t max) {
+  size_t n = strlen(s);
+  if (n <= max)
+    return src_json(s);
+  char *cut = ks_xmalloc(max + 48);
+  memcpy(cut, s, max);
+  snprintf(cut + max, 48, " ... (%zu bytes cut)", n - max);
+  json_t *j = src_json(cut);
+  free(cut);
+  return j;
 }
 
 static json_t *num_or_null(double v) {
@@ -160,7 +175,7 @@ static ks_code evaluations(ks_store *st, json_t *facts, ks_err *err) {
         (json_int_t)e->candidate_id, "node_id", e->node_id, "status", e->status,
         "correct", e->correct, "score", score, "started", e->started,
         "finished", num_or_null(e->finished), "best_so_far", best, "reason",
-        src_json(e->correct ? "" : reason_of(res)));
+        clipped(e->correct ? "" : reason_of(res), REASON_MAX));
     json_array_append_new(arr, o);
     if (!e->correct)
       continue;
@@ -451,9 +466,9 @@ static void state_and_notes(const char *dir, bool live, bool own_store,
   json_object_set_new(facts, "state", json_string(state));
   if (!strcmp(state, "in progress"))
     note(notes,
-         "The search is in progress: %lld evaluations so far; "
-         "`ksearch run --report` rewrites this page after each one "
-         "(refresh to update).",
+         "The search is in progress (%lld evaluations so far): this "
+         "page shows it as it was when written; `ksearch run --report` "
+         "rewrites it after every evaluation (refresh).",
          (long long)cnt->finished);
   else if (!strcmp(state, "stopped"))
     note(notes,
