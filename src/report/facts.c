@@ -466,10 +466,10 @@ static void state_and_notes(const char *dir, bool live, bool own_store,
   json_object_set_new(facts, "state", json_string(state));
   if (!strcmp(state, "in progress"))
     note(notes,
-         "The search is in progress (%lld evaluations so far): this "
-         "page shows it as it was when written; `ksearch run --report` "
-         "rewrites it after every evaluation (refresh).",
-         (long long)cnt->finished);
+         "The search is in progress (%lld evaluations so far, %lld "
+         "running): this page shows it as it was when written; `ksearch "
+         "run --report` rewrites it after every evaluation (refresh).",
+         (long long)cnt->finished, (long long)cnt->running);
   else if (!strcmp(state, "stopped"))
     note(notes,
          "The run stopped without recording why (killed, or ksearch "
