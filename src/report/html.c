@@ -159,7 +159,7 @@ static void header(ks_buf *b, const json_t *f) {
                                                 : "#ef6c00");
   ks_html_esc(b, state);
   const char *stopped = ks_hstr(run, "stopped_because");
-  if (*stopped && strcmp(state, "in progress")) {
+  if (*stopped && strcmp(state, "in progress") && strcmp(state, stopped)) {
     ks_buf_puts(b, ": ");
     ks_html_esc(b, stopped);
   }

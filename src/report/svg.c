@@ -218,8 +218,9 @@ void ks_svg_roofline(ks_buf *b, const json_t *facts) {
                   "%.1f,%.1f\"/>\n",
                   map_x(xlo, m), map_y(bw * xlo, m), map_x(ridge, m),
                   map_y(peak, m), map_x(xhi, m), map_y(peak, m));
-    /* the bandwidth label sits on the slope, a third of the way up */
-    double lxv = pow(10, m[0] + (log10(ridge) - m[0]) / 3);
+    /* the bandwidth label sits on the slope near its foot, away from the
+     * points (which sit at the task's intensities, further right) */
+    double lxv = pow(10, m[0] + (log10(ridge) - m[0]) * 0.08);
     double x0 = map_x(xlo, m), y0 = map_y(bw * xlo, m);
     double x1 = map_x(ridge, m), y1 = map_y(peak, m);
     double angle = atan2(y1 - y0, x1 - x0) * 180 / M_PI;
