@@ -15,9 +15,9 @@ for f in "$here"/tests/adversarial/*.c; do
   # timing=1: the trick is about the timed repetitions; max_score=N: the
   # trick must not pay (status ok, score no higher than an honest kernel's)
   max_score=$(sed -n 's/.*max_score=\([^ ]*\).*/\1/p' <<<"$hdr")
-  timing=(--no-timing)
-  [[ $hdr == *timing=1* ]] && timing=(--min-reps 10)
-  out=$("$ks" eval "$task" "$f" --json "${timing[@]}" --no-spec-check --timeout 20 -q 2>/tmp/ks-adv-err.$$)
+  timing=(--no-timing --timeout 8)
+  [[ $hdr == *timing=1* ]] && timing=(--min-reps 10 --timeout 120)
+  out=$("$ks" eval "$task" "$f" --json "${timing[@]}" --no-spec-check -q 2>/tmp/ks-adv-err.$$)
   rc=$?
   status=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' <<<"$out" 2>/dev/null)
   error=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["error"].lower())' <<<"$out" 2>/dev/null)
