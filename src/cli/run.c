@@ -29,6 +29,9 @@ static const char k_usage[] =
     "  --time T          stop after T seconds (default: no limit)\n"
     "  --stagnation N    stop after N evaluations without a new best "
     "(default 25)\n"
+    "  --finalists N     at the end, re-time the N leading candidates "
+    "together (default 5 when --budget >= 10, else 0)\n"
+    "  --rounds N        interleaved rounds of that tournament (default 5)\n"
     "  --planner P       builtin (default), random (the baseline) or llm\n"
     "  --seed S          seed of selection ties and parameter draws "
     "(default 1)\n"
@@ -138,6 +141,8 @@ int ks_cmd_run(int argc, char **argv) {
       {"seed-cuda", required_argument, 0, 1100},
       {"device", required_argument, 0, 1200},
       {"report", no_argument, 0, 1300},
+      {"finalists", required_argument, 0, 1400},
+      {"rounds", required_argument, 0, 1401},
       {0, 0, 0, 0}};
   ks_search_opts so;
   ks_search_opts_default(&so);
@@ -184,6 +189,8 @@ int ks_cmd_run(int argc, char **argv) {
     case 'n': NUM(1, 1e6, "--budget") so.budget = (int)v; break;
     case 't': NUM(1, 1e7, "--time") so.time_s = v; break;
     case 'g': NUM(0, 1e6, "--stagnation") so.stagnation = (int)v; break;
+    case 1400: NUM(0, 16, "--finalists") so.finalists = (int)v; break;
+    case 1401: NUM(1, 32, "--rounds") so.tourney_rounds = (int)v; break;
     case 'p':
       if (!strcmp(optarg, "llm") && !ks_planner_find("llm")) {
         fputs("ksearch run: --planner llm is not implemented yet (the LLM "

@@ -9,6 +9,7 @@
 #include "llm/llm.h"
 #include "report/report.h"
 #include "search/planner.h"
+#include "search/tournament.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -32,6 +33,8 @@ void ks_search_opts_default(ks_search_opts *o) {
   o->planner = "builtin";
   o->budget = 30;
   o->stagnation = 25;
+  o->finalists = -1; /* 5 for budgets of 10 or more, else none */
+  o->tourney_rounds = 5;
   o->seed = 1;
   o->max_attempts = 3;
   ks_eval_opts_default(&o->eval);
@@ -146,12 +149,28 @@ static void progress(run_state *s, const char *node, const char *plan,
     fprintf(stderr, "%s\n", line);
 }
 
-static ks_code write_best(run_state *s, json_t *summary, ks_err *err) {
+/* winner: the final tournament's pick (0: the best recorded score). */
+static ks_code write_best(run_state *s, json_t *summary, int64_t winner,
+                          ks_err *err) {
   ks_store_eval be;
   ks_store_candidate bc;
   bool found = false;
   memset(&bc, 0, sizeof bc);
   ks_code rc = ks_store_best(s->store, &be, &bc, &found, err);
+  if (!rc && found && winner > 0 && winner != bc.id) {
+    ks_store_eval *top = NULL;
+    size_t n = 0;
+    if (ks_store_top(s->store, KS_TOURNEY_MAX, &top, &n, err) == KS_OK)
+      for (size_t i = 0; i < n; i++)
+        if (top[i].candidate_id == winner) {
+          ks_store_candidate_free(&bc);
+          memset(&bc, 0, sizeof bc);
+          be = top[i];
+          rc = ks_store_get_candidate(s->store, winner, &bc, err);
+          break;
+        }
+    free(top);
+  }
   if (rc || !found) {
     json_object_set_new(summary, "best", json_null());
     return rc;
@@ -496,7 +515,33 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
     json_object_set_new(sum, "run_dir", json_string(s->dir));
     if (s->store) {
       ks_err *e = rc ? &e2 : err;
-      ks_code r2 = write_best(s, sum, e);
+      int64_t winner = 0;
+      /* the final tournament: the leaders timed again together */
+      int fin = o->finalists >= 0 ? o->finalists : o->budget >= 10 ? 5 : 0;
+      if (!rc && fin >= 2 && s->ev && strcmp(stopped, "interrupted")) {
+        ks_tourney_opts to = {.finalists = fin,
+                              .rounds = o->tourney_rounds,
+                              .seed = o->seed,
+                              .quiet = o->quiet};
+        ks_tourney_result tr;
+        if (!o->quiet)
+          ks_log(KS_LOG_INFO, "final tournament: %d leaders, %d rounds", fin,
+                 o->tourney_rounds);
+        if (ks_tournament(s->ev, s->store, &s->task, &to, &tr, &e2) == KS_OK &&
+            tr.n >= 2) {
+          json_t *tj = ks_tourney_to_json(&tr);
+          char *tt = json_dumps(tj, JSON_COMPACT);
+          if (tt)
+            ks_store_add_event(s->store, "tournament", tt, &e2);
+          free(tt);
+          if (!o->quiet)
+            ks_log(KS_LOG_INFO, "final tournament: %s",
+                   json_string_value(json_object_get(tj, "note")));
+          json_object_set_new(sum, "tournament", tj);
+          winner = tr.cand[tr.winner];
+        }
+      }
+      ks_code r2 = write_best(s, sum, winner, e);
       if (!rc)
         rc = r2;
       ks_store_set_stopped(s->store, rc ? "error" : stopped, &e2);

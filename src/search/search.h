@@ -29,6 +29,8 @@ typedef struct ks_search_opts {
   bool quiet;
   bool report; /* rewrite <run>/report.html after each evaluation */
   const char *command_line; /* recorded for the report; may be NULL */
+  int finalists;            /* final tournament (tournament.h); <2: none */
+  int tourney_rounds;
 } ks_search_opts;
 
 void ks_search_opts_default(ks_search_opts *o);
