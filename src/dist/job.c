@@ -241,7 +241,7 @@ char *ks_dist_result_encode(const ks_dist_job *j, const json_t *machine,
   size_t loglen = r->build_log.len > MAX_LOG ? MAX_LOG : r->build_log.len;
   json_object_set_new(o, "build",
                       json_pack("{s:b, s:f, s:s%, s:s}", "ok",
-                                r->status != KS_EVAL_COMPILE_ERROR,
+                                r->status != KS_EVAL_COMPILE_ERROR, "seconds",
                                 isfinite(r->build_s) ? r->build_s : 0.0, "log",
                                 r->build_log.data ? r->build_log.data : "",
                                 loglen, "artifact", r->artifact_hash));

@@ -331,9 +331,11 @@ ks_code ks_worker_run(const ks_worker_opts *o, volatile int *stop,
     int64_t deliveries = 1;
     rc = RETRY(w, ks_broker_claim_idle(w->b, w->key, w->name, claim_ms, entry,
                                        &json, &deliveries, err));
-    if (!rc && !entry[0])
+    if (!rc && !entry[0]) {
+      deliveries = 1;
       rc = RETRY(w, ks_broker_read_group(w->b, w->key, w->name, 500, entry,
                                          &json, err));
+    }
     if (!rc && entry[0]) {
       if (deliveries > 1 && !o->quiet)
         ks_log(KS_LOG_INFO, "claimed entry %s, left by a stopped worker",
