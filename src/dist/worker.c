@@ -9,10 +9,13 @@
 #include "dist/job.h"
 #include "util/util.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,6 +101,36 @@ static ks_code post(worker *w, const char *reply_to, const char *text,
   return RETRY(w, ks_broker_add(w->b, reply_to, text, NULL, err));
 }
 
+/* Removes reference outputs a killed worker left half-written
+ * (<cache>/ref/<task hash>-X/NAME.tmp.PID), which the next evaluator would
+ * otherwise rename into place. Called under the evaluator lock. */
+static void drop_stale_refs(const char *cache, const char *task_hash) {
+  char ref[4200];
+  snprintf(ref, sizeof ref, "%s/ref", cache);
+  DIR *d = opendir(ref);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strncmp(e->d_name, task_hash, 16) || e->d_name[16] != '-')
+      continue;
+    char sub[4500];
+    snprintf(sub, sizeof sub, "%s/%s", ref, e->d_name);
+    DIR *s = opendir(sub);
+    struct dirent *f;
+    while (s && (f = readdir(s))) {
+      if (!strstr(f->d_name, ".tmp."))
+        continue;
+      char path[4800];
+      snprintf(path, sizeof path, "%s/%s", sub, f->d_name);
+      unlink(path);
+    }
+    if (s)
+      closedir(s);
+  }
+  closedir(d);
+}
+
 /* Writes the job's task into this worker's cache and loads it (once per
  * task hash and evaluation options). */
 static ks_code evaluator_for(worker *w, const ks_dist_job *j, ks_err *err) {
@@ -150,7 +183,19 @@ static ks_code evaluator_for(worker *w, const ks_dist_job *j, ks_err *err) {
   eo.timing = j->timing;
   eo.timeout_s = j->timeout_s;
   eo.quiet = true;
-  if ((rc = ks_evaluator_new(&w->task, &eo, &w->ev, err)))
+  /* Workers on one host share the cache, and the evaluator settles the
+   * reference outputs of its folder as a whole (eval.c renames every
+   * *.tmp.* file there), so two building the same task's reference at once
+   * would publish each other's unfinished files: one at a time. */
+  snprintf(path, sizeof path, "%s/evaluator.lock", dir);
+  int lock = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock >= 0)
+    flock(lock, LOCK_EX);
+  drop_stale_refs(cache, j->task_hash);
+  rc = ks_evaluator_new(&w->task, &eo, &w->ev, err);
+  if (lock >= 0)
+    close(lock);
+  if (rc)
     return rc;
   ks_strlcpy(w->ev_key, key, sizeof w->ev_key);
   return KS_OK;
