@@ -68,7 +68,7 @@ asan-test:
 	$(MAKE) all
 	$(MAKE) BUILD=build-asan RUNNER_BIN=$(abspath build/ksearch-runner) SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" OPT="-O1 -g" unit-test
 
-bench: all $(BUILD)/bench_harness_overhead
+bench: all $(BUILD)/bench_harness_overhead $(BUILD)/bench_broker_roundtrip
 	bash bench/run_all.sh
 
 format:
@@ -83,4 +83,7 @@ clean:
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 $(BUILD)/bench_harness_overhead: bench/harness_overhead.c $(BUILD)/libksearch.a
+	$(CC) $(CFLAGS_COMMON) $(OPT) -fopenmp -o $@ $^ $(LIBS)
+
+$(BUILD)/bench_broker_roundtrip: bench/broker_roundtrip.c $(BUILD)/libksearch.a
 	$(CC) $(CFLAGS_COMMON) $(OPT) -fopenmp -o $@ $^ $(LIBS)
