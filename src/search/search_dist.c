@@ -376,9 +376,30 @@ static ks_code take_result(run_state *s, const char *text, double t0,
   ks_dist_result r;
   ks_err e;
   if (ks_dist_result_decode(text, s->task.n_workloads, &r, &e)) {
-    ks_log(KS_LOG_INFO, "broker: dropped a result: %s", e.msg);
+    /* a result that names its job but cannot be read still ends the job
+     * (as crash, with the reason), so the run does not wait for it */
+    ks_log(KS_LOG_INFO, "broker: unreadable result: %s", e.msg);
+    json_t *o = json_loads(text, 0, NULL);
+    const char *id = json_string_value(json_object_get(o, "job_id"));
+    int k = -1;
+    for (int i = 0; id && i < d->n_fl; i++)
+      if (!strcmp(d->fl[i].job.job_id, id))
+        k = i;
     ks_dist_result_free(&r);
-    return KS_OK;
+    char reason[2100];
+    snprintf(reason, sizeof reason, "the worker's result could not be read: %s",
+             e.msg);
+    char *fake = k >= 0 ? ks_dist_result_failure(id, d->fl[k].cand_hash,
+                                                 json_object_get(o, "machine"),
+                                                 KS_EVAL_CRASH, reason)
+                        : NULL;
+    json_decref(o);
+    if (!fake)
+      return KS_OK;
+    ks_code rc = ks_dist_result_decode(fake, s->task.n_workloads, &r, err);
+    free(fake);
+    if (rc)
+      return rc;
   }
   ks_store_job job;
   ks_store_job_state st;
