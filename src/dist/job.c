@@ -229,9 +229,10 @@ ks_code ks_dist_job_decode(const char *text, ks_dist_job *j, ks_err *err) {
 
 static json_t *envelope(const char *job_id, const char *cand_hash,
                         const json_t *machine) {
-  return json_pack("{s:i, s:s, s:s, s:O}", "v", KS_DIST_JOB_VERSION, "job_id",
+  /* "o" steals the new reference: a borrowed machine gets one of its own */
+  return json_pack("{s:i, s:s, s:s, s:o}", "v", KS_DIST_JOB_VERSION, "job_id",
                    job_id, "candidate_hash", cand_hash, "machine",
-                   machine ? (json_t *)machine : json_object());
+                   machine ? json_incref((json_t *)machine) : json_object());
 }
 
 char *ks_dist_result_encode(const ks_dist_job *j, const json_t *machine,

@@ -328,7 +328,7 @@ static ks_code setup(worker *w, ks_err *err) {
   gethostname(host, sizeof host - 1);
   ks_rng rng;
   ks_rng_seed(&rng, (uint64_t)ks_now_ns(), (uint64_t)getpid());
-  snprintf(w->name, sizeof w->name, "%s-%d-%04x", host, (int)getpid(),
+  snprintf(w->name, sizeof w->name, "%.64s-%d-%04x", host, (int)getpid(),
            (unsigned)(ks_rng_u64(&rng) & 0xffff));
   snprintf(w->reg_key, sizeof w->reg_key, "ksearch:worker:%s", w->name);
   w->machine = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "worker", w->name,
