@@ -148,7 +148,7 @@ kill -9 $run; wait $run 2>/dev/null
 C=$runC/ksearch.db
 flight=$(db "$C" "select group_concat(job_id) from evaluations where status = 'running'")
 check "run killed with SIGKILL while jobs are in flight ($flight)" "$([[ -n $flight && $flight != None ]] && echo yes)" "n=$n r=$r"
-out=$("$ks" run --resume "$runC" --broker "$url" --parallel 2 --budget 5 --min-time 0.2 --json -q 2>"$tmp/runC.err"); rc=$?
+out=$("$ks" run "$task" --resume "$runC" --broker "$url" --parallel 2 --budget 5 --min-time 0.2 --json -q 2>"$tmp/runC.err"); rc=$?
 check "resume finishes the budget of 5" "$([[ $rc == 0 && $(field 'd["evaluations"]' "$out") == 5 ]] && echo yes)" "exit $rc: $out $(tail -3 "$tmp/runC.err")"
 left=0
 for j in ${flight//,/ }; do
@@ -156,6 +156,14 @@ for j in ${flight//,/ }; do
 done
 check "the jobs in flight were sent again and recorded under their ids" "$([[ $left == 0 ]] && echo yes)" "left=$left"
 check "resumed run: every candidate once, nothing running" "$([[ $(db "$C" "select count(*) - count(distinct candidate_id) from evaluations") == 0 && $(db "$C" "select count(*) from evaluations where status = 'running'") == 0 ]] && echo yes)" "$(db "$C" "select group_concat(candidate_id||':'||status) from evaluations")"
+
+# --parallel 1: the rounds of a local run (the random planner's candidates
+# depend on seed and iteration only, so the two sequences must be equal)
+"$ks" run "$task" --planner random --seed 3 --budget 4 --stagnation 0 --min-time 0.02 --out "$tmp/localR" -q; rc1=$?
+"$ks" run "$task" --broker "$url" --parallel 1 --planner random --seed 3 --budget 4 --stagnation 0 --min-time 0.02 --out "$tmp/brokerR" -q; rc2=$?
+seq_of() { db "$1/ksearch.db" "select group_concat(x, ' ') from (select c.hash || c.params_json as x from evaluations e join candidates c on c.id = e.candidate_id order by e.id)"; }
+l=$(seq_of "$tmp/localR") r=$(seq_of "$tmp/brokerR")
+check "--parallel 1 evaluates the candidates of a local run, in its order" "$([[ $rc1 == 0 && $rc2 == 0 && -n $l && $l == "$r" ]] && echo yes)" "local=$l broker=$r"
 
 # run B: --max-tries 1 and the worker evaluating the only job killed: the job
 # ends as crash instead of circling
