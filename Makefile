@@ -12,8 +12,8 @@ WERROR  ?= -Werror
 OPT     ?= -O2 -g
 SAN     ?=
 CFLAGS_COMMON = -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -Iinclude -Isrc \
-                $(shell pkg-config --cflags jansson libseccomp sqlite3 libcurl)
-LIBS    = $(shell pkg-config --libs jansson libseccomp sqlite3 libcurl) -lOpenCL -ldl -lm -lpthread
+                $(shell pkg-config --cflags jansson libseccomp sqlite3 libcurl hiredis)
+LIBS    = $(shell pkg-config --libs jansson libseccomp sqlite3 libcurl hiredis) -lOpenCL -ldl -lm -lpthread
 
 LIB_SRC    := $(shell find src -name '*.c' ! -name main.c ! -path 'src/cli/*' | sort)
 CLI_SRC    := $(shell find src/cli -name '*.c' | sort) src/main.c
@@ -68,7 +68,7 @@ asan-test:
 	$(MAKE) all
 	$(MAKE) BUILD=build-asan RUNNER_BIN=$(abspath build/ksearch-runner) SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" OPT="-O1 -g" unit-test
 
-bench: all $(BUILD)/bench_harness_overhead
+bench: all $(BUILD)/bench_harness_overhead $(BUILD)/bench_broker_roundtrip
 	bash bench/run_all.sh
 
 format:
@@ -83,4 +83,7 @@ clean:
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 $(BUILD)/bench_harness_overhead: bench/harness_overhead.c $(BUILD)/libksearch.a
+	$(CC) $(CFLAGS_COMMON) $(OPT) -fopenmp -o $@ $^ $(LIBS)
+
+$(BUILD)/bench_broker_roundtrip: bench/broker_roundtrip.c $(BUILD)/libksearch.a
 	$(CC) $(CFLAGS_COMMON) $(OPT) -fopenmp -o $@ $^ $(LIBS)

@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(build-essential pkg-config python3 libjansson-dev libsqlite3-dev libseccomp-dev
       libcurl4-openssl-dev libcriterion-dev clang-format
       ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
-      chromium python3-pil)  # headless browser + screenshot pixels: tests/integration/report.sh
+      chromium python3-pil  # headless browser + screenshot pixels: tests/integration/report.sh
+      libhiredis-dev redis-server)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
