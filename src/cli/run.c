@@ -2,8 +2,8 @@
  * (the tree, the best plan, the top candidates; `--json`: the report's
  * facts, DESIGN.md: Report). */
 #include "cli/cli.h"
-#include "report/report.h"
 #include "dist/broker.h"
+#include "report/report.h"
 #include "search/planner.h"
 #include "search/search.h"
 #include "search/world_model.h"
