@@ -357,6 +357,12 @@ static ks_eval_status classify(const ks_task *task, const ks_judge_plan *p,
  * against the cached roofline (their fractions are small anyway). */
 #define PROBE_MIN_NS 50000.0
 
+/* Whether the backend's kernels work in this machine's own memory (c, and
+ * OpenCL on PoCL's CPU device), so the host probe is their ceiling. */
+static bool host_memory(const ks_evaluator *ev) {
+  return !ev->be->dev_alloc || !strcmp(ev->be->name, "opencl");
+}
+
 /* Figures of one timed workload; true when it was faster than the
  * hardware allows (fraction above 1 + the measured noise margin). */
 static bool workload_figures(ks_evaluator *ev, int i, ks_wl_result *w,
@@ -375,7 +381,9 @@ static bool workload_figures(ks_evaluator *ev, int i, ks_wl_result *w,
   if (ref > 0)
     w->speedup = ref / t;
   double bw = ev->have_roof ? ev->roof.bandwidth_gbps : 0;
-  double margin = 0.25; /* a cached figure drifts with the neighbours */
+  /* a cached figure drifts with the neighbours (47 to 77 GB/s within an
+   * hour here): only twice it is a verdict */
+  double margin = 1.0;
   w->ceiling_probed = false;
   if (w->probe_gbps > 0) {
     bw = w->probe_gbps;
@@ -383,26 +391,33 @@ static bool workload_figures(ks_evaluator *ev, int i, ks_wl_result *w,
     margin = 0.05 + w->probe_spread;
   }
   w->ceiling_gbps = bw;
-  double floor_s = 0;
-  if (bw > 0)
-    floor_s = bytes / (bw * 1e9);
-  if (ev->have_roof && ev->roof.peak_gflops > 0) {
-    double c = flops / (ev->roof.peak_gflops * 1e9);
+  double mem_s = bw > 0 ? bytes / (bw * 1e9) : 0, floor_s = mem_s;
+  double peak = ev->have_roof ? ev->roof.peak_gflops : 0;
+  if (peak > 0) {
+    double c = flops / (peak * 1e9);
     floor_s = c > floor_s ? c : floor_s;
   }
   w->roofline_fraction = floor_s > 0 ? floor_s / (t * 1e-9) : 0;
-  if (floor_s > 0 && w->roofline_fraction > 1 + margin) {
+  /* The verdict never rests on a cached FLOP/s figure: one measured on a
+   * busy machine was seen 300x low. Its compute side is the most any chip
+   * of this kind could do: on the host, every thread retiring two 16-lane
+   * FMAs per cycle at 5 GHz; on a device, twice its measured peak. */
+  double bound = host_memory(ev) ? ev->opts.threads * 320.0 : 2 * peak;
+  double check_s = mem_s;
+  if (bound > 0 && flops / (bound * 1e9) > check_s)
+    check_s = flops / (bound * 1e9);
+  double check = check_s / (t * 1e-9);
+  if (check_s > 0 && check > 1 + margin) {
     char name[256];
     ks_workload_format(task, wl, name, sizeof name);
     snprintf(why, n,
              "faster than the hardware allows on %s: %.0f ns measured where "
              "the roofline floor is %.0f ns (%.0f bytes at %.1f GB/s %s, "
-             "%.3g flops at %.1f GFLOP/s): fraction %.2f > 1 + %.2f noise "
-             "margin",
-             name, t, floor_s * 1e9, bytes, bw,
+             "%.3g flops at %.1f GFLOP/s at most): fraction %.2f > 1 + %.2f "
+             "noise margin",
+             name, t, check_s * 1e9, bytes, bw,
              w->ceiling_probed ? "probed beside it" : "cached roofline", flops,
-             ev->have_roof ? ev->roof.peak_gflops : 0, w->roofline_fraction,
-             margin);
+             bound, check, margin);
     return true;
   }
   return false;
@@ -471,7 +486,7 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
   plan.timeout_s = derived_timeout(ev);
   plan.cpu_limit_s = plan.timeout_s * plan.threads + 5;
   /* the probe is host code: it measures the CPU backends' memory */
-  plan.probe = ev->opts.timing && ev->be->dev_alloc == NULL;
+  plan.probe = ev->opts.timing && host_memory(ev);
   ks_judge_out o;
   double t0 = ks_now();
   rc = ks_judge_run(&plan, &o, err);
