@@ -19,9 +19,12 @@
  * The reference is C on every backend, so reference jobs always run on c.
  *
  *   ksearch-runner --opencl-build REQUEST.json | --opencl-roofline THREADS
- * are the OpenCL backend's compiler and roofline children (opencl/tool.c).
+ * are the OpenCL backend's compiler and roofline children (opencl/tool.c);
+ *   ksearch-runner --cuda-roofline SUPPORT.cubin
+ * is the CUDA backend's roofline child (cuda/roofline_cuda.c).
  */
 #include "backend/backend.h"
+#include "backend/cuda/cu.h"
 #include "backend/opencl/ocl.h"
 #include "eval/correctness.h"
 #include "eval/protocol.h"
@@ -317,6 +320,8 @@ static bool wl_compare(wl_state *s, int *const *fds, int seed_slot,
 int main(int argc, char **argv) {
   if (argc >= 2 && !strncmp(argv[1], "--opencl-", 9))
     return ks_opencl_tool_main(argc, argv);
+  if (argc >= 2 && !strcmp(argv[1], "--cuda-roofline"))
+    return ks_cu_roofline_child(argc, argv);
   g_out = fdopen(KS_RESULT_FD, "w");
   if (!g_out) {
     fprintf(stderr, "ksearch-runner: fd 3 must be the result pipe\n");
@@ -421,7 +426,7 @@ int main(int argc, char **argv) {
     mem_limit += most + (1LL << 30);
   }
   if (ks_sandbox_limits(mem_limit, job.cpu_limit_s, &err) ||
-      ks_sandbox_seccomp(KS_RESULT_FD, &err))
+      ks_sandbox_seccomp(KS_RESULT_FD, be, handle, &err))
     return fail_setup(&err);
   emit(json_pack("{s:s}", "event", "loaded"));
 
@@ -548,8 +553,10 @@ int main(int argc, char **argv) {
     /* device backends: the kernels' own time from profiling events (start
      * of the first to end of the last); time_ns_* stay wall clock, as on
      * the CPU, so speedups over the C reference compare like with like */
-    if (device && dts.reps > 0)
+    if (device && dts.reps > 0) {
       json_object_set_new(ev, "device_ns_median", json_real(dts.median_ns));
+      json_object_set_new(ev, "device_ns_min", json_real(dts.min_ns));
+    }
     emit(ev);
     wl_free(&st);
   }

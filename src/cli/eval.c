@@ -107,6 +107,7 @@ int ks_cmd_eval(int argc, char **argv) {
       if (parse_num("--device", optarg, 0, 1000, &v))
         return 2;
       setenv("KSEARCH_OPENCL_DEVICE", optarg, 1);
+      setenv("KSEARCH_CUDA_DEVICE", optarg, 1);
       break;
     case 'p':
       if (n_params >= 64)

@@ -35,6 +35,7 @@ static const char k_usage[] =
     "  --resume DIR      continue a run after Ctrl-C or a crash\n"
     "  --threads N       threads for kernels (default all cores)\n"
     "  --min-time S      timing per workload (default 0.05 s)\n"
+    "  --seeds N         correctness seeds per workload (default 3)\n"
     "  --seed-cuda FILE  raise the plans that use the concepts of a CUDA "
     "kernel\n                    (what `ksearch translate` finds in it)\n"
     "  --json            print summary.json on stdout\n"
@@ -103,6 +104,7 @@ int ks_cmd_run(int argc, char **argv) {
       {"llm-retries", required_argument, 0, 1011},
       {"seed-cuda", required_argument, 0, 1100},
       {"device", required_argument, 0, 1200},
+      {"seeds", required_argument, 0, 1201},
       {0, 0, 0, 0}};
   ks_search_opts so;
   ks_search_opts_default(&so);
@@ -141,7 +143,9 @@ int ks_cmd_run(int argc, char **argv) {
     case 1200: /* read by the OpenCL backend, here and in its children */
       NUM(0, 1000, "--device");
       setenv("KSEARCH_OPENCL_DEVICE", optarg, 1);
+      setenv("KSEARCH_CUDA_DEVICE", optarg, 1);
       break;
+    case 1201: NUM(1, KS_MAX_SEEDS, "--seeds") so.eval.n_seeds = (int)v; break;
     case 'n': NUM(1, 1e6, "--budget") so.budget = (int)v; break;
     case 't': NUM(1, 1e7, "--time") so.time_s = v; break;
     case 'g': NUM(0, 1e6, "--stagnation") so.stagnation = (int)v; break;

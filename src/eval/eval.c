@@ -27,6 +27,9 @@ struct ks_evaluator {
   double bytes_max;
   ks_roofline roof;
   bool have_roof;
+  ks_device_class dc; /* which workloads run: task.json "device" */
+  double base_ns[KS_MAX_WORKLOADS]; /* device baseline, fastest rep */
+  bool have_base;
 };
 
 static const uint64_t k_seeds[KS_MAX_SEEDS] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -97,9 +100,10 @@ static void fill_job(ks_evaluator *ev, ks_job *job) {
   ks_strlcpy(job->task_path, ev->task->json_path, sizeof job->task_path);
   ks_strlcpy(job->backend, ev->be->name, sizeof job->backend);
   ks_strlcpy(job->ref_dir, ev->ref_dir, sizeof job->ref_dir);
-  job->n_workloads = ev->task->n_workloads;
-  for (int i = 0; i < job->n_workloads; i++)
-    job->workloads[i] = i;
+  job->n_workloads = 0;
+  for (int i = 0; i < ev->task->n_workloads; i++)
+    if (ks_workload_applies(&ev->task->workloads[i], ev->dc))
+      job->workloads[job->n_workloads++] = i;
   job->n_seeds = ev->opts.n_seeds;
   for (int i = 0; i < job->n_seeds; i++)
     job->seeds[i] = k_seeds[i];
@@ -128,6 +132,45 @@ static double derived_timeout(const ks_evaluator *ev) {
   return t;
 }
 
+/* The device baseline (DESIGN.md: Evaluation, baselines): the plain kernel
+ * or library call of tasks/<t>/baseline/<backend>.<ext>, evaluated like a
+ * candidate in the same executor, so that speedups on a device compare like
+ * with like. Absent: nothing to do. A baseline that fails is the task's
+ * error. */
+static ks_code eval_baseline(ks_evaluator *ev, ks_err *err) {
+  static const char *const exts[] = {"cu", "cl", "c"};
+  char path[PATH_MAX];
+  bool found = false;
+  for (size_t i = 0; i < sizeof exts / sizeof *exts && !found; i++) {
+    snprintf(path, sizeof path, "%.3000s/baseline/%s.%s", ev->task->dir,
+             ev->be->name, exts[i]);
+    found = ks_file_exists(path);
+  }
+  if (!found)
+    return KS_OK;
+  ks_candidate c;
+  ks_code rc = ks_candidate_load(path, ev->task->name, &c, err);
+  if (rc)
+    return rc;
+  ks_candidate_fill_defaults(&c);
+  ks_eval_result *res = ks_xcalloc(1, sizeof *res);
+  rc = ks_evaluate(ev, &c, res, err);
+  ks_candidate_free(&c);
+  if (!rc && res->status != KS_EVAL_OK)
+    rc = ks_err_set(err, KS_ERR_INPUT,
+                    "%s: the task's baseline failed (%s): "
+                    "%.1500s",
+                    path, ks_eval_status_name(res->status), res->error);
+  for (int i = 0; !rc && i < res->n_workloads; i++) {
+    const ks_wl_result *w = &res->wl[i];
+    ev->base_ns[i] = w->device_ns_min > 0 ? w->device_ns_min : w->time_ns_min;
+  }
+  ev->have_base = !rc;
+  ks_eval_result_free(res);
+  free(res);
+  return rc;
+}
+
 ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
                          ks_evaluator **out, ks_err *err) {
   *out = NULL;
@@ -144,10 +187,11 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   if (!ev->be) {
     free(ev);
     return ks_err_set(err, KS_ERR_INPUT,
-                      "unknown backend \"%s\"; available: c, opencl (CUDA and "
-                      "MLX backends are not implemented yet)",
+                      "unknown backend \"%s\"; available: c, opencl, cuda (the "
+                      "MLX backend is not implemented yet)",
                       opts->backend);
   }
+  ev->dc = ks_backend_device_class(ev->be);
   char dev[512];
   ks_code rc = ev->be->probe(dev, sizeof dev, err);
   if (!rc)
@@ -194,6 +238,14 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   job.reference = true;
   ks_strlcpy(job.artifact, art.path, sizeof job.artifact);
   job.cpu_limit_s = 0;
+  if (ev->dc == KS_DEV_GPU) {
+    /* GPU-sized workloads take the single-threaded C reference seconds per
+     * call; on a GPU the speedup that counts is over the device baseline,
+     * so the reference is timed once */
+    job.topt.warmup = 0;
+    job.topt.min_reps = job.topt.max_reps = 1;
+    job.topt.min_time_s = 0;
+  }
   ks_artifact_free(&art);
   double timeout = opts->timeout_s > 0 ? opts->timeout_s * 10 : 600;
   if (!opts->quiet)
@@ -231,6 +283,10 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
     ev->have_roof = true;
   else
     ks_log(KS_LOG_INFO, "no roofline: %s", rerr.msg);
+  if ((rc = eval_baseline(ev, err))) {
+    free(ev);
+    return rc;
+  }
   *out = ev;
   return KS_OK;
 }
@@ -248,6 +304,7 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
   memset(res, 0, sizeof *res);
   const ks_task *task = ev->task;
   res->threads = ev->opts.threads;
+  res->device_class = ev->dc;
   res->n_workloads = task->n_workloads;
   for (int i = 0; i < task->n_workloads; i++) {
     res->wl[i].index = i;
@@ -330,13 +387,25 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
   }
   ks_runner_outcome_free(&o);
   res->correct = res->status == KS_EVAL_OK;
-  double logsum = 0;
+  double logsum = 0, baselog = 0;
+  int n_run = 0;
   for (int i = 0; i < task->n_workloads; i++) {
     ks_wl_result *w = &res->wl[i];
+    if (!ks_workload_applies(&task->workloads[i], ev->dc))
+      continue;
+    n_run++;
     /* the fastest rep, not the median: on a shared machine other processes
      * only ever add time, and the minimum moves far less between runs (the
-     * roofline ceiling is a best case too) */
+     * roofline ceiling is a best case too); device backends: the kernels'
+     * own event time, without launch and synchronization overhead */
     double t = w->time_ns_min > 0 ? w->time_ns_min : w->time_ns_median;
+    if (w->device_ns_min > 0)
+      t = w->device_ns_min;
+    if (t > 0 && ev->have_base && ev->base_ns[i] > 0) {
+      w->baseline_ns_min = ev->base_ns[i];
+      w->baseline_speedup = ev->base_ns[i] / t;
+    }
+    baselog += w->baseline_speedup > 0 ? log(w->baseline_speedup) : 0;
     if (t > 0) {
       const ks_workload *wl = &task->workloads[i];
       double bytes = ks_task_cost_bytes(task, wl);
@@ -353,8 +422,15 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
     }
     logsum += w->speedup > 0 ? log(w->speedup) : 0;
   }
-  res->score =
-      res->correct && ev->opts.timing ? exp(logsum / task->n_workloads) : 0;
+  n_run = n_run > 0 ? n_run : 1;
+  res->score = res->correct && ev->opts.timing ? exp(logsum / n_run) : 0;
+  res->baseline_score = res->correct && ev->opts.timing && ev->have_base
+                            ? exp(baselog / n_run)
+                            : 0;
+  /* on a device with a baseline, the speedup that counts is over it */
+  res->reference_score = res->score;
+  if (ev->have_base)
+    res->score = res->baseline_score;
   return KS_OK;
 }
 
@@ -365,9 +441,16 @@ json_t *ks_eval_result_to_json(const ks_task *task, const ks_eval_result *r) {
   json_object_set_new(o, "status", json_string(ks_eval_status_name(r->status)));
   json_object_set_new(o, "correct", json_boolean(r->correct));
   json_object_set_new(o, "score", num(r->score));
+  if (r->baseline_score > 0) {
+    json_object_set_new(o, "baseline_score", num(r->baseline_score));
+    json_object_set_new(o, "reference_score", num(r->reference_score));
+  }
   json_t *arr = json_array();
   for (int i = 0; i < r->n_workloads; i++) {
     const ks_wl_result *w = &r->wl[i];
+    /* workloads of another device class ("device" in task.json) */
+    if (!ks_workload_applies(&task->workloads[i], r->device_class))
+      continue;
     json_t *axes = json_object();
     for (int a = 0; a < task->n_axes; a++)
       if (!task->axes[a].is_const)
@@ -389,6 +472,16 @@ json_t *ks_eval_result_to_json(const ks_task *task, const ks_eval_result *r) {
     json_object_set_new(wj, "gbps", num(w->gbps));
     json_object_set_new(wj, "gflops", num(w->gflops));
     json_object_set_new(wj, "roofline_fraction", num(w->roofline_fraction));
+    json_object_set_new(wj, "index", json_integer(i));
+    if (w->device_ns_min > 0) {
+      json_object_set_new(wj, "device_time_ns_median",
+                          num(w->device_ns_median));
+      json_object_set_new(wj, "device_time_ns_min", num(w->device_ns_min));
+    }
+    if (w->baseline_ns_min > 0) {
+      json_object_set_new(wj, "baseline_time_ns_min", num(w->baseline_ns_min));
+      json_object_set_new(wj, "baseline_speedup", num(w->baseline_speedup));
+    }
     if (w->reason[0])
       json_object_set_new(wj, "reason", json_string(w->reason));
     json_array_append_new(arr, wj);

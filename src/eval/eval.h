@@ -50,6 +50,11 @@ typedef struct ks_wl_result {
   double ref_time_ns_median, ref_time_ns_min;
   /* from the fastest reps (time_ns_min vs ref_time_ns_min): DESIGN.md Score */
   double speedup, gbps, gflops, roofline_fraction;
+  /* device backends: the kernels' own time (events), which speedup, gbps
+   * and roofline_fraction then use; and the speedup over the task's device
+   * baseline (tasks/<t>/baseline/<backend>.*), 0 when there is none */
+  double device_ns_median, device_ns_min;
+  double baseline_ns_min, baseline_speedup;
   char reason[600];
 } ks_wl_result;
 
@@ -57,6 +62,10 @@ typedef struct ks_eval_result {
   ks_eval_status status;
   bool correct;
   double score; /* geometric-mean speedup over the reference; 0 if wrong */
+  /* the same over the device baseline, 0 when there is none; with a
+   * baseline, score is baseline_score and reference_score keeps the speedup
+   * over the C reference */
+  double baseline_score, reference_score;
   int n_workloads;
   ks_wl_result wl[KS_MAX_WORKLOADS];
   char error[2048]; /* the reason, when status != ok */
@@ -64,6 +73,7 @@ typedef struct ks_eval_result {
   bool build_cached;
   double build_s, run_s; /* compile time; runner wall time */
   int threads;
+  ks_device_class device_class; /* which workloads ran ("device" key) */
   ks_buf build_log;
 } ks_eval_result;
 

@@ -58,6 +58,10 @@ static void parse_events(const char *text, ks_runner_outcome *o) {
       r->time_ns_min = json_number_value(json_object_get(ev, "time_ns_min"));
       r->time_ns_iqr = json_number_value(json_object_get(ev, "time_ns_iqr"));
       r->reps = (int)json_integer_value(json_object_get(ev, "reps"));
+      r->device_ns_median =
+          json_number_value(json_object_get(ev, "device_ns_median"));
+      r->device_ns_min =
+          json_number_value(json_object_get(ev, "device_ns_min"));
       const char *why = json_string_value(json_object_get(ev, "reason"));
       ks_strlcpy(r->reason, why ? why : "", sizeof r->reason);
     }
