@@ -424,6 +424,18 @@ int main(int argc, char **argv) {
       most = b > most ? b : most;
     }
     mem_limit += most + (1LL << 30);
+    /* a GPU driver reserves tens of GiB of address space for its own
+     * mappings before the limit is set; the limit counts from there (no
+     * host code of a GPU candidate runs: this bounds the runner itself) */
+    if (ks_backend_device_class(be) == KS_DEV_GPU) {
+      long pages = 0;
+      FILE *f = fopen("/proc/self/statm", "r");
+      if (f && fscanf(f, "%ld", &pages) != 1)
+        pages = 0;
+      if (f)
+        fclose(f);
+      mem_limit += (int64_t)pages * 4096;
+    }
   }
   if (ks_sandbox_limits(mem_limit, job.cpu_limit_s, &err) ||
       ks_sandbox_seccomp(KS_RESULT_FD, be, handle, &err))

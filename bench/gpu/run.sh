@@ -4,8 +4,9 @@
 # holds build/, tasks/, specs/ and bench/gpu/:
 #   1. ksearch's CUDA roofline (copy, L2, fp32 FMA, bf16 mma, SM clock);
 #   2. CHECKS=1: the sandbox in audit mode (the calls the allow-list would
-#      trap; when ioctl is among them, KSEARCH_CUDA_SANDBOX_IOCTL=1 is set
-#      for the rest and the result says so) and the adversarial CUDA kernels;
+#      trap; any found are allowed for the rest through
+#      KSEARCH_CUDA_SANDBOX_ALLOW, and the result says which) and the
+#      adversarial CUDA kernels;
 #   3. the torch anchors (anchors.py) in the same call;
 #   4. a search per task (--backend cuda, BUDGET evaluations or TASK_TIME
 #      seconds, whichever ends first), summarized after each task into
@@ -32,9 +33,10 @@ if [[ ${CHECKS:-1} == 1 ]]; then
   KSEARCH_SANDBOX_AUDIT=$work/audit.txt "$ks" eval softmax tasks/softmax/templates/cuda/block_row.cu --backend cuda --json -q --seeds 1 --no-timing >"$work/audit_eval.json" 2>&1
   audit=$(sort -n "$work/audit.txt" 2>/dev/null | uniq -c | tr -s ' \n' ' ')
   log "sandbox audit: trapped call numbers (count nr): ${audit:-none}; eval: $(python3 -c 'import json;d=json.load(open("'"$work"'/audit_eval.json"));print(d["status"], d["error"][:200])' 2>&1)"
-  if grep -qx 16 "$work/audit.txt" 2>/dev/null; then
-    export KSEARCH_CUDA_SANDBOX_IOCTL=1
-    log "ioctl was trapped: allowing it on the /dev/nvidia* descriptors for the searches"
+  if [[ -s $work/audit.txt ]]; then
+    KSEARCH_CUDA_SANDBOX_ALLOW=$(sort -un "$work/audit.txt" | paste -sd,)
+    export KSEARCH_CUDA_SANDBOX_ALLOW
+    log "the driver needed calls the allow-list lacks: allowing $KSEARCH_CUDA_SANDBOX_ALLOW for the rest (ioctl only on /dev/nvidia*)"
   fi
   echo "${audit:-none}" >"$work/audit_summary.txt"
   rm -f /tmp/ksearch_adv_cuda_system
@@ -57,24 +59,25 @@ for t in "${tasks[@]}"; do
   "$ks" run "$t" --backend cuda --budget "${BUDGET:-40}" --time "${TASK_TIME:-60}" --seeds "${SEEDS:-1}" \
     --min-time "${MIN_TIME:-0.05}" --out "$work/runs/$t" --json -q >"$work/runs/$t.json" 2>"$work/runs/$t.err"
   log "$t: exit $? in $(($(date +%s) - t0)) s: $(tail -c 300 "$work/runs/$t.err" | tr '\n' ' ')"
-  KS_COMMIT=${KS_COMMIT:-} KS_COMMAND=${KS_COMMAND:-} KS_IOCTL=${KSEARCH_CUDA_SANDBOX_IOCTL:-0} \
+  KS_COMMIT=${KS_COMMIT:-} KS_COMMAND=${KS_COMMAND:-} KS_ALLOWED=${KSEARCH_CUDA_SANDBOX_ALLOW:-} \
     python3 "$here/summarize.py" "$work" >"$out/result.json"
 done
 if [[ ${OPENCL:-0} == 1 ]]; then
   mkdir -p "$work/icd"
   echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 >"$work/icd/nvidia.icd"
   export OCL_ICD_VENDORS=$work/icd
-  dev=$("$ks" roofline --backend opencl --list 2>&1 | grep -n NVIDIA | head -1)
   log "opencl devices: $("$ks" roofline --backend opencl --list 2>&1 | tr '\n' ' ')"
+  nv=$("$ks" roofline --backend opencl --list 2>&1 | sed -n 's/^[ *]*\([0-9]*\): NVIDIA.*/\1/p' | head -1)
   for t in softmax rmsnorm layernorm; do
-    for k in tasks/$t/templates/opencl/*.cl; do
-      timeout 60 "$ks" eval "$t" "$k" --backend opencl --json -q --seeds 1 --min-time 0.05 >"$work/ocl.json" 2>&1
+    for k in tasks/$t/templates/opencl/${OPENCL_TEMPLATES:-*}.cl; do
+      timeout 60 "$ks" eval "$t" "$k" --backend opencl --device "${nv:-0}" --json -q --seeds 1 --min-time 0.05 >"$work/ocl.json" 2>&1
       log "opencl $t $(basename "$k"): $(python3 -c 'import json;d=json.load(open("'"$work"'/ocl.json"));print(d["status"], " ".join("%s:%.0fGB/s" % ("x".join(str(v) for v in w["axes"].values()), w["gbps"]) for w in d["workloads"]))' 2>&1 | cut -c1-300)"
     done
   done | tee "$work/opencl.log"
 fi
 cp "$work/roofline.json" "$out/" 2>/dev/null
 (cd "$work" && tar czf "$out/runs.tgz" runs/*/summary.json runs/*.err nvidia-smi.csv anchors.json anchors.err audit*.txt adversarial.log opencl.log 2>/dev/null)
+[[ -s $out/result.json ]] || KS_COMMIT=${KS_COMMIT:-} KS_COMMAND=${KS_COMMAND:-} python3 "$here/summarize.py" "$work" >"$out/result.json"
 python3 - "$out/result.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -35,7 +35,7 @@ def main():
     anchors = load(os.path.join(d, "anchors.json")) or {}
     res = {"commit": os.environ.get("KS_COMMIT", ""),
            "command": os.environ.get("KS_COMMAND", ""),
-           "sandbox_ioctl_allowed": os.environ.get("KS_IOCTL", "0") == "1",
+           "sandbox_extra_calls_allowed": os.environ.get("KS_ALLOWED", ""),
            "roofline": roof, "anchors": anchors, "tasks": {}}
     copy = roof.get("copy_gbps", 0)
     tcopy = anchors.get("copy_gbps", 0)

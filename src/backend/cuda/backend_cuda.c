@@ -750,6 +750,24 @@ static ks_code cuda_sandbox_rules(void *vh, void *vctx, ks_err *err) {
     if (nr != __NR_SCMP_ERROR)
       rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
   }
+  /* KSEARCH_CUDA_SANDBOX_ALLOW=NR[,NR...]: system call numbers a driver
+   * turned out to need after setup (found with KSEARCH_SANDBOX_AUDIT; the
+   * benchmark reports what it had to allow); ioctl is narrowed to the
+   * driver's descriptors */
+  const char *extra = getenv("KSEARCH_CUDA_SANDBOX_ALLOW");
+  for (const char *p = extra; !rc && p && *p;) {
+    char *end;
+    long nr = strtol(p, &end, 10);
+    if (end == p)
+      break;
+    if (nr == SCMP_SYS(ioctl))
+      for (int i = 0; !rc && i < h->n_nv_fds; i++)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+                              SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)h->nv_fds[i]));
+    else if (nr >= 0 && nr < 1024)
+      rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)nr, 0);
+    p = *end == ',' ? end + 1 : end;
+  }
   const char *io = getenv("KSEARCH_CUDA_SANDBOX_IOCTL");
   for (int i = 0; !rc && io && !strcmp(io, "1") && i < h->n_nv_fds; i++)
     rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,

@@ -383,6 +383,8 @@ ks_code ks_launch_eval(const ks_launch_plan *p, const ks_task *task,
                d);
       if (eval_size(k->local[d], &c, what, k, &lv, err))
         return err->code;
+      if (k->grid_style && gv > 0) /* a partial block is a whole one */
+        gv = ceil(gv);
       const double limit = 1099511627776.0; /* 2^40 work-items */
       if (!(gv >= 1 && gv < limit) || !(lv >= 1 && lv < limit)) {
         ks_workload_format(task, w, wl, sizeof wl);

@@ -3,7 +3,7 @@
 // ksearch: concepts=state_in_registers,shared_memory_tiling,coalesced_access
 // ksearch: param BLOCK in 64,32
 // ksearch: param TT in 32,16,8
-// ksearch: param EXP in 1,0
+// ksearch: param EXP in 0,1
 // ksearch: launch grid=(dim / BLOCK, batch) block=(BLOCK)
 //
 // CUDA template for tasks/selective_scan, family bc_shared: a block holds
@@ -24,7 +24,7 @@
 #define TT 32
 #endif
 #ifndef EXP
-#define EXP 1
+#define EXP 0
 #endif
 #if EXP
 #define FEXP __expf

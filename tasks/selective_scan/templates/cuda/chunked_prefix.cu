@@ -3,7 +3,7 @@
 // ksearch: concepts=chunked_scan,state_in_registers,thread_parallel
 // ksearch: param NCH in 16,8,32,4
 // ksearch: param BLOCK in 128,64,256
-// ksearch: param EXP in 1,0
+// ksearch: param EXP in 0,1
 // ksearch: launch kernel=scan_chunks grid=(batch * dim * NCH / BLOCK) block=(BLOCK) scratch=(batch * dim * NCH * 17 * 4)
 // ksearch: launch kernel=scan_finish grid=(batch * dim * NCH / BLOCK) block=(BLOCK) scratch=(batch * dim * NCH * 17 * 4)
 //
@@ -26,7 +26,7 @@
 #define BLOCK 128
 #endif
 #ifndef EXP
-#define EXP 1
+#define EXP 0
 #endif
 #if EXP
 #define FEXP __expf

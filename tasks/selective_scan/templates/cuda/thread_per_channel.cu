@@ -3,7 +3,7 @@
 // ksearch: concepts=state_in_registers,vector_loads_128,loop_unrolling
 // ksearch: param BLOCK in 64,128,32,256
 // ksearch: param TT in 8,4,16
-// ksearch: param EXP in 1,0
+// ksearch: param EXP in 0,1
 // ksearch: launch grid=(batch * dim / BLOCK) block=(BLOCK)
 //
 // CUDA template for tasks/selective_scan, family thread_per_channel: one
@@ -22,7 +22,7 @@
 #define TT 8
 #endif
 #ifndef EXP
-#define EXP 1
+#define EXP 0
 #endif
 #if EXP
 #define FEXP __expf
