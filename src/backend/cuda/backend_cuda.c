@@ -17,8 +17,8 @@
  * EAGER: lazy loading would allocate on the first launch, after the
  * sandbox), one device arena sized for the largest workload allocated, the
  * events created and the flush kernel run once. After the sandbox closes,
- * dev_alloc hands out pieces of the arena, so no cuMemAlloc (which needs
- * ioctl) ever runs under the filter.
+ * dev_alloc hands out pieces of the arena, so no cuMemAlloc runs under the
+ * filter (cuda_sandbox_rules says what the driver may still call).
  *
  * Per call: the flush kernel reads a buffer of 2x L2 (clean lines), then an
  * event, the candidate's launches on the default stream, an event; sync()
@@ -264,7 +264,7 @@ typedef struct cu_handle {
   CUevent ev[2];
   bool launched;
   double device_ns;
-  int nv_fds[16], n_nv_fds;
+  int nv_fds[64], n_nv_fds;
   char error[600];
 } cu_handle;
 
@@ -311,7 +311,7 @@ static void find_nv_fds(cu_handle *h) {
   if (!d)
     return;
   struct dirent *e;
-  while ((e = readdir(d)) && h->n_nv_fds < 16) {
+  while ((e = readdir(d)) && h->n_nv_fds < 64) {
     char p[64], target[256];
     snprintf(p, sizeof p, "/proc/self/fd/%.20s", e->d_name);
     ssize_t n = readlink(p, target, sizeof target - 1);
@@ -734,11 +734,17 @@ static bool cuda_dev_check(void *vh, char *reason, size_t n) {
   return true;
 }
 
-/* The driver's helper threads wait on its descriptors (poll family); no
- * ioctl: every allocation, module load and event exists before the filter
- * (measured on the H200: launches, events, synchronization and copies need
- * none). KSEARCH_CUDA_SANDBOX_IOCTL=1 allows ioctl on the /dev/nvidia*
- * descriptors open at load time, for drivers that turn out to need it. */
+/* What the driver needs after setup, on what it already opened. Every
+ * allocation, module load and event exists before the filter, so short
+ * calls need nothing (audit on the H200, 2026-12-03: launches, events,
+ * copies and synchronization trapped no call). Its helper threads wait in
+ * the poll family; and a kernel that runs long makes cuCtxSynchronize block
+ * in an ioctl on a /dev/nvidia* descriptor (seen on the H200 with
+ * tests/adversarial/cuda/spin.cu), so ioctl is allowed on exactly the
+ * descriptors the driver held at load time: no host code of a candidate
+ * runs, so only the driver can make those calls.
+ * KSEARCH_CUDA_SANDBOX_ALLOW=NR[,NR...] adds call numbers an audit
+ * (KSEARCH_SANDBOX_AUDIT) finds, for drivers that need more. */
 static ks_code cuda_sandbox_rules(void *vh, void *vctx, ks_err *err) {
   cu_handle *h = vh;
   scmp_filter_ctx ctx = vctx;
@@ -750,26 +756,18 @@ static ks_code cuda_sandbox_rules(void *vh, void *vctx, ks_err *err) {
     if (nr != __NR_SCMP_ERROR)
       rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
   }
-  /* KSEARCH_CUDA_SANDBOX_ALLOW=NR[,NR...]: system call numbers a driver
-   * turned out to need after setup (found with KSEARCH_SANDBOX_AUDIT; the
-   * benchmark reports what it had to allow); ioctl is narrowed to the
-   * driver's descriptors */
   const char *extra = getenv("KSEARCH_CUDA_SANDBOX_ALLOW");
   for (const char *p = extra; !rc && p && *p;) {
     char *end;
     long nr = strtol(p, &end, 10);
     if (end == p)
       break;
-    if (nr == SCMP_SYS(ioctl))
-      for (int i = 0; !rc && i < h->n_nv_fds; i++)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-                              SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)h->nv_fds[i]));
-    else if (nr >= 0 && nr < 1024)
+    /* ioctl: allowed below, on the driver's descriptors only */
+    if (nr != SCMP_SYS(ioctl) && nr >= 0 && nr < 1024)
       rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)nr, 0);
     p = *end == ',' ? end + 1 : end;
   }
-  const char *io = getenv("KSEARCH_CUDA_SANDBOX_IOCTL");
-  for (int i = 0; !rc && io && !strcmp(io, "1") && i < h->n_nv_fds; i++)
+  for (int i = 0; !rc && i < h->n_nv_fds; i++)
     rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
                           SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)h->nv_fds[i]));
   if (rc)

@@ -4,7 +4,7 @@
 // ksearch: param BLOCK in 64,32
 // ksearch: param TT in 32,16,8
 // ksearch: param EXP in 0,1
-// ksearch: launch grid=(dim / BLOCK, batch) block=(BLOCK)
+// ksearch: launch grid=(dim / BLOCK, batch) block=(BLOCK, 1)
 //
 // CUDA template for tasks/selective_scan, family bc_shared: a block holds
 // BLOCK channels of one batch row, one thread per channel with its 16
