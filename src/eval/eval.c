@@ -395,10 +395,11 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
     n_run++;
     /* the fastest rep, not the median: on a shared machine other processes
      * only ever add time, and the minimum moves far less between runs (the
-     * roofline ceiling is a best case too); device backends: the kernels'
-     * own event time, without launch and synchronization overhead */
+     * roofline ceiling is a best case too); on a GPU: the kernels' own
+     * event time, without launch and synchronization overhead (a CPU
+     * OpenCL device keeps wall clock, like the C reference) */
     double t = w->time_ns_min > 0 ? w->time_ns_min : w->time_ns_median;
-    if (w->device_ns_min > 0)
+    if (w->device_ns_min > 0 && ev->dc == KS_DEV_GPU)
       t = w->device_ns_min;
     if (t > 0 && ev->have_base && ev->base_ns[i] > 0) {
       w->baseline_ns_min = ev->base_ns[i];

@@ -844,6 +844,19 @@ static bool ocl_dev_check(void *vh, char *reason, size_t n) {
   return true;
 }
 
+/* CL_DEVICE_TYPE of the picked device: a GPU runs the GPU-sized
+ * workloads; PoCL's CPU device does not. */
+static ks_device_class ocl_device_class(void) {
+  ks_ocl_dev d;
+  ks_err err;
+  cl_device_type t = 0;
+  if (ks_ocl_pick(&d, &err) != KS_OK ||
+      clGetDeviceInfo(d.device, CL_DEVICE_TYPE, sizeof t, &t, NULL) !=
+          CL_SUCCESS)
+    return KS_DEV_CPU;
+  return t & CL_DEVICE_TYPE_GPU ? KS_DEV_GPU : KS_DEV_CPU;
+}
+
 const ks_backend_i ks_backend_opencl = {
     .name = "opencl",
     .description = "OpenCL C kernels (work-groups, local memory); PoCL on "
@@ -861,4 +874,5 @@ const ks_backend_i ks_backend_opencl = {
     .dev_guard_check = ocl_dev_guard_check,
     .dev_check = ocl_dev_check,
     .device_time_ns = ocl_device_time,
+    .device_class = ocl_device_class,
 };
