@@ -26,8 +26,7 @@ static uint16_t to_bf(double v) {
 }
 
 void rmsnorm_bf16(const uint16_t *restrict x, const uint16_t *restrict w,
-                  uint16_t *restrict y, int64_t rows, int64_t cols,
-                  float eps) {
+                  uint16_t *restrict y, int64_t rows, int64_t cols, float eps) {
   for (int64_t r = 0; r < rows; r++) {
     const uint16_t *xr = x + r * cols;
     uint16_t *yr = y + r * cols;

@@ -149,10 +149,23 @@ extern "C" __global__ void LB layernorm_bf16(const T *__restrict__ x, const T *_
   } else { // one pass, shifted by the row's first element (no cancellation)
     const float K = ok ? ldf(xr) : 0.f;
     float s = 0.f, q = 0.f;
-    for (long c = gid; ok && c < cols; c += GROUP) {
-      float d = ldf(xr + c) - K;
-      s += d;
-      q += d * d;
+    if (vec && !PLAIN) {
+      for (long j = gid; ok && j < nch; j += GROUP) {
+        float xv[E];
+        ld16(xr + j * E, xv);
+#pragma unroll
+        for (int e = 0; e < E; e++) {
+          float d = xv[e] - K;
+          s += d;
+          q += d * d;
+        }
+      }
+    } else {
+      for (long c = gid; ok && c < cols; c += GROUP) {
+        float d = ldf(xr + c) - K;
+        s += d;
+        q += d * d;
+      }
     }
     s = group_reduce(s, 0, red_sh) / (float)cols;
     q = group_reduce(q, 0, red_sh) / (float)cols;
@@ -173,6 +186,19 @@ extern "C" __global__ void LB layernorm_bf16(const T *__restrict__ x, const T *_
           v[k][e] = (v[k][e] - mean) * rs * wv[e] + bv[e];
         st16(yr + j * E, v[k]);
       }
+    }
+    return;
+  }
+  if (vec && !PLAIN) {
+    for (long j = gid; ok && j < nch; j += GROUP) {
+      float xv[E], wv[E], bv[E];
+      ld16(xr + j * E, xv);
+      ld16(w + j * E, wv);
+      ld16(b + j * E, bv);
+#pragma unroll
+      for (int e = 0; e < E; e++)
+        xv[e] = (xv[e] - mean) * rs * wv[e] + bv[e];
+      st16(yr + j * E, xv);
     }
     return;
   }

@@ -131,6 +131,14 @@ extern "C" __global__ void LB rmsnorm_bf16(const T *__restrict__ x, const T *__r
           ss += v[k][e] * v[k][e];
       }
     }
+  } else if (vec && !PLAIN) {
+    for (long j = gid; ok && j < nch; j += GROUP) {
+      float xv[E];
+      ld16(xr + j * E, xv);
+#pragma unroll
+      for (int e = 0; e < E; e++)
+        ss += xv[e] * xv[e];
+    }
   } else {
     for (long c = gid; ok && c < cols; c += GROUP) {
       float xe = ldf(xr + c);
@@ -151,6 +159,18 @@ extern "C" __global__ void LB rmsnorm_bf16(const T *__restrict__ x, const T *__r
           v[k][e] = v[k][e] * rs * wv[e];
         st16(yr + j * E, v[k]);
       }
+    }
+    return;
+  }
+  if (vec && !PLAIN) {
+    for (long j = gid; ok && j < nch; j += GROUP) {
+      float xv[E], wv[E];
+      ld16(xr + j * E, xv);
+      ld16(w + j * E, wv);
+#pragma unroll
+      for (int e = 0; e < E; e++)
+        xv[e] = xv[e] * rs * wv[e];
+      st16(yr + j * E, xv);
     }
     return;
   }

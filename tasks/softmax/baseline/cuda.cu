@@ -157,20 +157,50 @@ extern "C" __global__ void LB softmax(const T *__restrict__ x, T *__restrict__ y
     }
     return;
   }
-  // online max and sum in one pass, then the output pass
-  for (long c = gid; ok && c < cols; c += GROUP) {
-    float xe = ldf(xr + c);
-    if (xe > m) {
-      s = s * fexp(m - xe) + 1.f;
-      m = xe;
-    } else {
-      s += fexp(xe - m);
+  // online max and sum in one pass, then the output pass; 16-byte chunks
+  // when the rows allow them (several loads in flight per thread)
+  if (vec && !PLAIN) {
+    for (long j = gid; ok && j < nch; j += GROUP) {
+      float xv[E];
+      ld16(xr + j * E, xv);
+      float cm = xv[0];
+#pragma unroll
+      for (int e = 1; e < E; e++)
+        cm = fmaxf(cm, xv[e]);
+      if (cm > m) {
+        s = m == -INFINITY ? 0.f : s * fexp(m - cm);
+        m = cm;
+      }
+#pragma unroll
+      for (int e = 0; e < E; e++)
+        s += fexp(xv[e] - m);
+    }
+  } else {
+    for (long c = gid; ok && c < cols; c += GROUP) {
+      float xe = ldf(xr + c);
+      if (xe > m) {
+        s = s * fexp(m - xe) + 1.f;
+        m = xe;
+      } else {
+        s += fexp(xe - m);
+      }
     }
   }
   float mall = group_reduce(m, 1, red_sh);
   s = m == -INFINITY ? 0.f : s * fexp(m - mall);
   s = group_reduce(s, 0, red_sh);
   float inv = 1.f / s;
+  if (vec && !PLAIN) {
+    for (long j = gid; ok && j < nch; j += GROUP) {
+      float xv[E];
+      ld16(xr + j * E, xv);
+#pragma unroll
+      for (int e = 0; e < E; e++)
+        xv[e] = fexp(xv[e] - mall) * inv;
+      st16(yr + j * E, xv);
+    }
+    return;
+  }
   for (long c = gid; ok && c < cols; c += GROUP)
     stf(yr + c, fexp(ldf(xr + c) - mall) * inv);
 }
