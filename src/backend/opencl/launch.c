@@ -139,6 +139,17 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
       rc = ks_err_set(err, KS_ERR_INPUT, "line %d: %s= given twice", line, key);
       break;
     }
+    /* before parsing: grid=/block= and global=/local= share the slots */
+    bool mixed = (k >= 4 && (seen[1] || seen[2])) ||
+                 ((k == 1 || k == 2) && (seen[4] || seen[5] || seen[6]));
+    if (mixed) {
+      rc = ks_err_set(err, KS_ERR_INPUT,
+                      "line %d: the launch line mixes grid=/block= (CUDA: "
+                      "blocks and threads per block) with global=/local= "
+                      "(OpenCL: work-items); use one pair",
+                      line);
+      break;
+    }
     seen[k] = true;
     if (k == 0) {
       if (!ks_is_c_ident(val) || strlen(val) >= sizeof out->kernel)
