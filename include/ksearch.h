@@ -113,9 +113,21 @@ typedef struct ks_tolerance {
   double atol, rtol;
 } ks_tolerance;
 
+/* Where a workload runs (task.json workload key "device"): CI's CPU runs
+ * never touch GPU-sized workloads. */
+typedef enum ks_device_class {
+  KS_DEV_ANY = 0, /* no "device" key: every backend */
+  KS_DEV_CPU = 1,
+  KS_DEV_GPU = 2,
+} ks_device_class;
+
 typedef struct ks_workload {
   int64_t axis[KS_MAX_AXES]; /* every axis, const ones filled in */
+  ks_device_class device;    /* "device": "cpu" | "gpu"; absent: any */
 } ks_workload;
+
+/* Whether workload w runs on a backend of device class dc. */
+bool ks_workload_applies(const ks_workload *w, ks_device_class dc);
 
 typedef struct ks_expr ks_expr; /* parsed arithmetic expression, see expr.h */
 

@@ -41,6 +41,7 @@ static const char k_usage[] =
     "  --resume DIR      continue a run after Ctrl-C or a crash\n"
     "  --threads N       threads for kernels (default all cores)\n"
     "  --min-time S      timing per workload (default 0.05 s)\n"
+    "  --seeds N         correctness seeds per workload (default 3)\n"
     "  --seed-cuda FILE  raise the plans that use the concepts of a CUDA "
     "kernel\n                    (what `ksearch translate` finds in it)\n"
     "  --report          rewrite RUN_DIR/report.html after every evaluation\n"
@@ -157,6 +158,7 @@ int ks_cmd_run(int argc, char **argv) {
       {"parallel", required_argument, 0, 1501},
       {"target", required_argument, 0, 1502},
       {"max-tries", required_argument, 0, 1503},
+      {"seeds", required_argument, 0, 1201},
       {0, 0, 0, 0}};
   ks_search_opts so;
   ks_search_opts_default(&so);
@@ -199,6 +201,7 @@ int ks_cmd_run(int argc, char **argv) {
     case 1200: /* read by the OpenCL backend, here and in its children */
       NUM(0, 1000, "--device");
       setenv("KSEARCH_OPENCL_DEVICE", optarg, 1);
+      setenv("KSEARCH_CUDA_DEVICE", optarg, 1);
       break;
     case 1500: so.broker = optarg; break;
     case 1501:
@@ -213,6 +216,7 @@ int ks_cmd_run(int argc, char **argv) {
       NUM(1, 100, "--max-tries") so.max_tries = (int)v;
       dist_flag = "--max-tries";
       break;
+    case 1201: NUM(1, KS_MAX_SEEDS, "--seeds") so.eval.n_seeds = (int)v; break;
     case 'n': NUM(1, 1e6, "--budget") so.budget = (int)v; break;
     case 't': NUM(1, 1e7, "--time") so.time_s = v; break;
     case 'g': NUM(0, 1e6, "--stagnation") so.stagnation = (int)v; break;

@@ -348,6 +348,18 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
       FAIL("%s: workloads[%zu]: must be an object binding each var axis", file,
            wi);
     json_object_foreach(wl, name, v) {
+      if (!strcmp(name, "device")) { /* where it runs, not an axis */
+        const char *d = json_string_value(v);
+        if (d && !strcmp(d, "cpu"))
+          w->device = KS_DEV_CPU;
+        else if (d && !strcmp(d, "gpu"))
+          w->device = KS_DEV_GPU;
+        else
+          FAIL("%s: workloads[%zu].device: must be \"cpu\" or \"gpu\" "
+               "(leave it out for a workload every backend runs)",
+               file, wi);
+        continue;
+      }
       int ax = ks_task_axis_index(t, name);
       if (ax < 0)
         FAIL("%s: workloads[%zu].%s: unknown axis; the axes are declared "
@@ -467,6 +479,10 @@ static double cost(const ks_task *t, const ks_expr *e, const ks_workload *w) {
     vals[i] = (double)w->axis[i];
   double v = ks_expr_eval(e, vals);
   return isfinite(v) && v > 0 ? v : 0;
+}
+
+bool ks_workload_applies(const ks_workload *w, ks_device_class dc) {
+  return w->device == KS_DEV_ANY || dc == KS_DEV_ANY || w->device == dc;
 }
 
 double ks_task_cost_bytes(const ks_task *task, const ks_workload *w) {

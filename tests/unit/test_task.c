@@ -348,7 +348,12 @@ Test(task, builtin_rmsnorm_by_path_name_and_json) {
   cr_assert_eq(ks_task_load("rmsnorm", &c, &err), KS_OK, "%s", err.msg);
   cr_expect_eq(a.hash, b.hash);
   cr_expect_eq(a.hash, c.hash);
-  cr_expect_eq(a.n_workloads, 6);
+  cr_expect_eq(a.n_workloads, 8); /* 6 for every backend, 2 GPU-sized */
+  cr_expect_eq(a.workloads[5].device, KS_DEV_ANY);
+  cr_expect_eq(a.workloads[6].device, KS_DEV_GPU);
+  cr_expect(!ks_workload_applies(&a.workloads[6], KS_DEV_CPU));
+  cr_expect(ks_workload_applies(&a.workloads[6], KS_DEV_GPU));
+  cr_expect(ks_workload_applies(&a.workloads[0], KS_DEV_CPU));
   int r = ks_task_axis_index(&a, "rows"), co = ks_task_axis_index(&a, "cols");
   cr_expect_eq(a.workloads[0].axis[r], 1024);
   cr_expect_eq(a.workloads[0].axis[co], 8192);
