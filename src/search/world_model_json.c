@@ -215,8 +215,13 @@ ks_code ks_wm_save(const ks_wm *wm, const char *path, ks_err *err) {
   if (!text)
     return ks_err_set(err, KS_ERR_NOMEM, "world model: cannot serialize");
   size_t len = strlen(text);
-  char *tmp = ks_wmi_xmalloc(strlen(path) + 16);
-  sprintf(tmp, "%s.tmp.XXXXXX", path);
+  /* sized by the format's own parts, so no compiler has to prove that
+   * sprintf fits (gcc 12's -Wformat-overflow could not, under -O1 + ASan) */
+  static const char suffix[] = ".tmp.XXXXXX";
+  size_t plen = strlen(path);
+  char *tmp = ks_wmi_xmalloc(plen + sizeof suffix);
+  memcpy(tmp, path, plen);
+  memcpy(tmp + plen, suffix, sizeof suffix);
   ks_code rc = KS_OK;
   int fd = mkstemp(tmp);
   if (fd < 0) {

@@ -104,7 +104,7 @@ static int metal_hook(ks_tr *x, int i, int end) {
       ks_tr_todo(x, "shared_memory_tiling", t->line,
                  "threadgroup variables live in the kernel body: declare it "
                  "there and pass a threadgroup pointer to this helper");
-    else if (ks_tr_body_depth(ts, f, i) > 0)
+    else if (ks_tr_body_depth(x, f, i) > 0)
       ks_tr_todo(x, "shared_memory_tiling", t->line,
                  "threadgroup variables belong at kernel scope: move this "
                  "declaration to the top of the body");
