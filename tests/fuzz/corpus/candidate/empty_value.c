@@ -1,0 +1,2 @@
+// ksearch: entry=k
+// ksearch: param P in 1,,2
