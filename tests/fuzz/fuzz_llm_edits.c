@@ -38,8 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int inserts_only = 0; inserts_only < 2; inserts_only++) {
     ks_llm_edit_answer a;
     ks_err err = {0};
-    if (ks_llm_edit_answer_read(answer, inserts_only == 0, &a, &err) !=
-        KS_OK)
+    if (ks_llm_edit_answer_read(answer, inserts_only == 0, &a, &err) != KS_OK)
       continue;
     ks_wm *wm = small_tree();
     (void)ks_llm_apply_edits(wm, a.ops, inserts_only, &err);
