@@ -8,6 +8,9 @@
 #include <stdio.h>
 
 static char g_json[512];
+static char g_dir[64];
+
+static void cleanup(void) { ks_rm_rf(g_dir); }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
@@ -16,6 +19,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   char dir[] = "/tmp/ks_fuzz_task_XXXXXX";
   if (!mkdtemp(dir))
     abort();
+  ks_strlcpy(g_dir, dir, sizeof g_dir);
+  atexit(cleanup);
   char ref[600];
   snprintf(ref, sizeof ref, "%s/reference.c", dir);
   FILE *f = fopen(ref, "w");

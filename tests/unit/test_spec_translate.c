@@ -279,3 +279,28 @@ Test(spec_translate, translation_time_is_linear_in_the_body, .timeout = 120) {
   cr_expect(big < 9 * small + 0.05, "1500 statements %.3f s, 6000: %.3f s",
             small, big);
 }
+
+/* Found by the cuda_lexer fuzz target (its input is in the corpus): the
+ * Metal translator kept a pointer to a kernel body across a TODO mark that
+ * reallocated it, so "source" was read from freed memory (ASan:
+ * heap-use-after-free in emit_kernel). Each kernel's JSON source must be the
+ * text the Python module carries for it. */
+Test(spec_translate, metal_source_survives_a_todo_in_emit_kernel) {
+  tt_case c;
+  tt_run("tests/fuzz/corpus/cuda_lexer/crash_metal_source_after_todo.cu", false,
+         "metal", &c);
+  size_t i;
+  json_t *k;
+  cr_assert_gt(json_array_size(c.t.kernels), 0);
+  json_array_foreach(c.t.kernels, i, k) {
+    const char *src = json_string_value(json_object_get(k, "source"));
+    cr_assert_not_null(src);
+    ks_buf want;
+    ks_buf_init(&want);
+    ks_buf_printf(&want, "r\"\"\"\n%s\n\"\"\"", src);
+    cr_expect(strstr(c.t.code.data, want.data) != NULL,
+              "kernel %zu: its source is not the module's", i);
+    ks_buf_free(&want);
+  }
+  tt_free(&c);
+}
