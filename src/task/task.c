@@ -100,8 +100,8 @@ static ks_code parse_init(const char *file, const char *path, const char *s,
 
 /* "missing" only when the field is absent: a present field of the wrong type
  * says so, so the author does not hunt for a field that is there. */
-static const char *what_wrong(const json_t *v, const char *want) {
-  static _Thread_local char buf[80];
+static const char *what_wrong(const json_t *v, const char *want, char *buf,
+                              size_t n) {
   if (!v)
     return "missing";
   const char *got = json_is_object(v)    ? "an object"
@@ -110,9 +110,11 @@ static const char *what_wrong(const json_t *v, const char *want) {
                     : json_is_number(v)  ? "a number"
                     : json_is_boolean(v) ? "a boolean"
                                          : "null";
-  snprintf(buf, sizeof buf, "must be %s, not %s", want, got);
+  snprintf(buf, n, "must be %s, not %s", want, got);
   return buf;
 }
+/* the message buffer lives in the caller's block (a compound literal) */
+#define WHAT_WRONG(v, want) what_wrong(v, want, (char[80]){0}, 80)
 
 static ks_code parse_tensors(const char *file, ks_task *t, json_t *obj,
                              const char *key, bool is_input, ks_err *err) {
@@ -141,7 +143,7 @@ static ks_code parse_tensors(const char *file, ks_task *t, json_t *obj,
     if (!json_is_array(shape))
       return BAD("%s: %s.%s.shape: %s; give a list of axis names, e.g. "
                  "[\"rows\", \"cols\"]",
-                 file, key, name, what_wrong(shape, "a list"));
+                 file, key, name, WHAT_WRONG(shape, "a list"));
     if (json_array_size(shape) > KS_MAX_RANK)
       return BAD("%s: %s.%s.shape: rank above %d", file, key, name,
                  KS_MAX_RANK);
@@ -165,7 +167,7 @@ static ks_code parse_tensors(const char *file, ks_task *t, json_t *obj,
                  "bfloat16, int32, int64, uint8",
                  file, key, name,
                  json_is_string(dt) ? "unsupported dtype \""
-                                    : what_wrong(dt, "a string"),
+                                    : WHAT_WRONG(dt, "a string"),
                  json_is_string(dt) ? json_string_value(dt) : "",
                  json_is_string(dt) ? "\"" : "");
     if (is_input) {
@@ -280,7 +282,7 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
   if (!json_is_string(v))
     FAIL("%s: name: %s; the task name is also the kernel's entry point, e.g. "
          "\"rmsnorm\"",
-         file, what_wrong(v, "a string"));
+         file, WHAT_WRONG(v, "a string"));
   if (!ks_is_c_name(json_string_value(v)) ||
       strlen(json_string_value(v)) >= sizeof t->name)
     FAIL("%s: name: \"%.64s\" is not a C identifier (or is a C keyword, or "
@@ -291,7 +293,7 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
   v = json_object_get(root, "class");
   if (!json_is_string(v))
     FAIL("%s: class: %s; give the kernel class, e.g. \"row_reduction\"", file,
-         what_wrong(v, "a string"));
+         WHAT_WRONG(v, "a string"));
   ks_strlcpy(t->klass, json_string_value(v), sizeof t->klass);
   v = json_object_get(root, "description");
   if (json_is_string(v))
@@ -346,7 +348,7 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
     json_t *val = json_object_get(v, "value");
     if (!json_is_number(val))
       FAIL("%s: scalars.%s.value: %s; give a number", file, name,
-           what_wrong(val, "a number"));
+           WHAT_WRONG(val, "a number"));
     s->value = json_number_value(val);
     double lo, hi;
     dtype_range(s->dtype, &lo, &hi);
@@ -390,7 +392,7 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
   if (!json_is_string(v))
     FAIL("%s: reference: %s; name the C file with the reference "
          "implementation, e.g. \"reference.c\"",
-         file, what_wrong(v, "a string"));
+         file, WHAT_WRONG(v, "a string"));
   {
     const char *ref = json_string_value(v);
     if (ref[0] == '/')
