@@ -46,8 +46,7 @@ int main(int argc, char **argv) {
     }
     double total = ks_now() - t0, own = 0;
     for (int i = 0; i < r.n_workloads; i++)
-      own += (o.n_seeds + o.topt.warmup + r.wl[i].reps) *
-             r.wl[i].time_ns_median * 1e-9;
+      own += (o.n_seeds + r.wl[i].reps) * r.wl[i].time_ns_median * 1e-9;
     double overhead = total - own - r.build_s;
     printf("round %d: build %s (%.0f ms), evaluation %.0f ms, kernel's own "
            "run time %.0f ms, harness overhead %.0f ms\n",

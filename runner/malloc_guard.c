@@ -9,7 +9,7 @@
  * replacement rules allow. Not built under AddressSanitizer, which owns
  * malloc itself. */
 #ifndef __SANITIZE_ADDRESS__
-#include "eval/protocol.h"
+#include "eval/exec_proto.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -24,8 +24,8 @@ extern void *__libc_memalign(size_t, size_t);
 
 static void report(size_t bytes) {
   int e = errno;
-  ks_write_event_u64(KS_RESULT_FD,
-                     "{\"event\":\"alloc_failed\",\"bytes\":", bytes);
+  ks_write_event_u64(KS_EXEC_EV_FD,
+                     "{\"ev\":\"alloc_failed\",\"bytes\":", bytes);
   errno = e;
 }
 

@@ -5,6 +5,7 @@ set -euo pipefail
 pkgs=(build-essential pkg-config python3 libjansson-dev libsqlite3-dev libseccomp-dev
       libcurl4-openssl-dev libcriterion-dev clang-format
       ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+      chromium python3-pil  # headless browser + screenshot pixels: tests/integration/report.sh
       clang-14 libclang-rt-14-dev)  # clang-14 + its runtime: libFuzzer, `make fuzz`
 missing=()
 for p in "${pkgs[@]}"; do

@@ -42,6 +42,10 @@ typedef struct ks_backend_i {
   /* Waits until the device is idle (no-op on the CPU). */
   void (*sync)(void *handle);
   void (*unload)(void *handle);
+  /* load() may run after the sandbox closed (c: dlopen under Landlock, so
+   * even a candidate's constructors run confined). Device runtimes need
+   * files and threads to start and load before it closes. */
+  bool load_sandboxed;
 
   /* ---- Optional: backends whose kernels read and write device memory
    * (OpenCL; CUDA and MLX later). NULL on the CPU backend, whose run() takes

@@ -1,6 +1,8 @@
 /* run.c — `ksearch run TASK ...` (the search) and `ksearch show RUN_DIR`
- * (the tree, the best plan, the top candidates). */
+ * (the tree, the best plan, the top candidates; `--json`: the report's
+ * facts, DESIGN.md: Report). */
 #include "cli/cli.h"
+#include "report/report.h"
 #include "search/planner.h"
 #include "search/search.h"
 #include "search/world_model.h"
@@ -37,6 +39,7 @@ static const char k_usage[] =
     "  --min-time S      timing per workload (default 0.05 s)\n"
     "  --seed-cuda FILE  raise the plans that use the concepts of a CUDA "
     "kernel\n                    (what `ksearch translate` finds in it)\n"
+    "  --report          rewrite RUN_DIR/report.html after every evaluation\n"
     "  --json            print summary.json on stdout\n"
     "  -q, --quiet       no progress on stderr\n"
     "\n"
@@ -73,6 +76,37 @@ static bool num(const char *v, double lo, double hi, double *out) {
   return true;
 }
 
+/* "ksearch run ARGS..." for the report, each argument shell-quoted when it
+ * holds anything but plain characters; cut at n - 1 bytes. */
+static void command_line(int argc, char **argv, char *out, size_t n) {
+  ks_buf b;
+  ks_buf_init(&b);
+  ks_buf_puts(&b, "ksearch");
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    bool plain = *a != 0;
+    for (const char *p = a; *p; p++)
+      if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                  "0123456789-_./=:,+@%",
+                  *p))
+        plain = false;
+    ks_buf_puts(&b, " ");
+    if (plain) {
+      ks_buf_puts(&b, a);
+      continue;
+    }
+    ks_buf_puts(&b, "'");
+    for (const char *p = a; *p; p++)
+      if (*p == '\'')
+        ks_buf_puts(&b, "'\\''");
+      else
+        ks_buf_append(&b, p, 1);
+    ks_buf_puts(&b, "'");
+  }
+  ks_strlcpy(out, b.data, n);
+  ks_buf_free(&b);
+}
+
 int ks_cmd_run(int argc, char **argv) {
   static const struct option opts[] = {
       {"backend", required_argument, 0, 'b'},
@@ -103,6 +137,7 @@ int ks_cmd_run(int argc, char **argv) {
       {"llm-retries", required_argument, 0, 1011},
       {"seed-cuda", required_argument, 0, 1100},
       {"device", required_argument, 0, 1200},
+      {"report", no_argument, 0, 1300},
       {0, 0, 0, 0}};
   ks_search_opts so;
   ks_search_opts_default(&so);
@@ -111,6 +146,10 @@ int ks_cmd_run(int argc, char **argv) {
   /* --llm-* flags become the LLM planner's options (llm/llm.h) */
   json_t *llm = json_object();
   const char *llm_flag = NULL;
+  /* before getopt, which permutes argv */
+  char cmdline[8192];
+  command_line(argc, argv, cmdline, sizeof cmdline);
+  so.command_line = cmdline;
   optind = 1;
   int c;
 #define NUM(lo, hi, what)                                                      \
@@ -169,6 +208,7 @@ int ks_cmd_run(int argc, char **argv) {
     case 'm': NUM(0, 60, "--min-time") so.eval.topt.min_time_s = v; break;
     case 'j': as_json = true; break;
     case 'q': so.quiet = true; break;
+    case 1300: so.report = true; break;
     case 1000: LLM_STR("base_url")
     case 1001: LLM_STR("model")
     case 1002: LLM_STR("coder_model")
@@ -264,6 +304,17 @@ int ks_cmd_run(int argc, char **argv) {
   json_t *summary = NULL;
   ks_err err = {0};
   ks_code rc = ks_search_run(&so, &summary, &err);
+  const char *run_dir =
+      summary ? json_string_value(json_object_get(summary, "run_dir")) : NULL;
+  if (so.report && run_dir) {
+    /* the final page: summary.json and the stop reason are written now */
+    ks_err rerr;
+    if (ks_report_write(run_dir, NULL, false, NULL, &rerr))
+      fprintf(stderr, "ksearch run: warning: %s/%s not written: %s\n", run_dir,
+              KS_REPORT_FILE, rerr.msg);
+    else if (!so.quiet)
+      fprintf(stderr, "ksearch: report %s/%s\n", run_dir, KS_REPORT_FILE);
+  }
   if (summary) {
     if (as_json) {
       char *s = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
@@ -295,11 +346,52 @@ int ks_cmd_run(int argc, char **argv) {
   return 0;
 }
 
+static const char k_show_usage[] =
+    "usage: ksearch show RUN_DIR [--json]\n"
+    "  --json  the report's facts (what `ksearch report` draws) as one JSON\n"
+    "          object on stdout\n";
+
+/* `show --json`: the same facts as the HTML report, as data. */
+static int show_json(const char *dir) {
+  json_t *facts = NULL;
+  ks_err err;
+  ks_code rc = ks_report_facts(dir, NULL, false, &facts, &err);
+  if (rc)
+    return ks_cli_fail(ks_exit_code(rc), err.msg);
+  char *s = json_dumps(facts, JSON_INDENT(2));
+  json_decref(facts);
+  if (!s)
+    return ks_cli_fail(3, "out of memory");
+  puts(s);
+  free(s);
+  return 0;
+}
+
 int ks_cmd_show(int argc, char **argv) {
-  if (argc != 2 || !strcmp(argv[1], "--help")) {
-    fputs("usage: ksearch show RUN_DIR\n", argc == 2 ? stdout : stderr);
-    return argc == 2 ? 0 : 2;
+  const char *dir = NULL;
+  bool as_json = false;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(k_show_usage, stdout);
+      return 0;
+    }
+    if (!strcmp(argv[i], "--json"))
+      as_json = true;
+    else if (argv[i][0] != '-' && !dir)
+      dir = argv[i];
+    else {
+      fprintf(stderr, "ksearch show: unexpected argument \"%s\"\n", argv[i]);
+      fputs(k_show_usage, stderr);
+      return 2;
+    }
   }
+  if (!dir) {
+    fputs(k_show_usage, stderr);
+    return 2;
+  }
+  if (as_json)
+    return show_json(dir);
+  argv[1] = (char *)dir;
   char path[4096];
   ks_err err;
   snprintf(path, sizeof path, "%s/world_model.json", argv[1]);

@@ -1,17 +1,20 @@
 /* eval.c — the evaluator: reference once, then candidates (see eval.h).
  *
  * Reference outputs live in <cache>/ref/<task hash>-<reference build hash>/,
- * one file per (workload, seed, output), written by the reference in its own
- * runner and renamed into place only after that runner finished cleanly, so
- * a crash never leaves a half-written reference behind.
+ * one file per (workload, seed, output), written by the judge from the
+ * reference's executor (renamed into place whole). The seeds are salted per
+ * reference folder (a random `salt` file there, which no executor can read),
+ * so no candidate can carry the answers of known seeds in its source.
  */
 #include "eval/eval.h"
+#include "eval/sandbox.h"
 #include "spec/validator.h"
 
-#include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 struct ks_evaluator {
@@ -20,22 +23,22 @@ struct ks_evaluator {
   const ks_backend_i *be;
   char cache_dir[PATH_MAX];
   char ref_dir[PATH_MAX];
-  ks_job base; /* filled for candidates; artifact set per candidate */
+  uint64_t seeds[KS_MAX_SEEDS], set_seed0;
+  int n_sets[KS_MAX_WORKLOADS];
   double ref_time_ns[KS_MAX_WORKLOADS];     /* median per workload */
   double ref_time_ns_min[KS_MAX_WORKLOADS]; /* fastest rep: the score's base */
   double ref_total_s; /* one call of every workload, for time limits */
-  double bytes_max;
+  double bytes_max, bytes_sum;
   ks_roofline roof;
   bool have_roof;
+  bool landlock_warned;
+  ks_input_cache inputs;
 };
-
-static const uint64_t k_seeds[KS_MAX_SEEDS] = {1, 2, 3, 4, 5, 6, 7, 8};
-static const uint64_t k_timing_seed = 1000003;
 
 const char *ks_eval_status_name(ks_eval_status s) {
   static const char *const names[] = {"ok",        "compile_error", "rejected",
                                       "incorrect", "crash",         "timeout",
-                                      "oom"};
+                                      "oom",       "implausible"};
   return (unsigned)s < sizeof names / sizeof *names ? names[s] : "unknown";
 }
 
@@ -46,7 +49,7 @@ void ks_eval_opts_default(ks_eval_opts *o) {
   o->n_seeds = 3;
   o->topt.min_time_s = 0.2;
   o->topt.min_reps = 10;
-  o->topt.max_reps = 1000;
+  o->topt.max_reps = KS_MAX_SETS;
   o->topt.warmup = 2;
   o->topt.max_wall_s = 1.0;
   o->topt.flush = true;
@@ -58,30 +61,7 @@ const ks_roofline *ks_evaluator_roofline(const ks_evaluator *ev) {
   return ev->have_roof ? &ev->roof : NULL;
 }
 
-/* Renames the reference runner's "<file>.tmp.<pid>" outputs into place, or
- * deletes them when the runner failed. */
-static void settle_ref_files(const char *dir, bool keep) {
-  DIR *d = opendir(dir);
-  if (!d)
-    return;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    char *tmp = strstr(e->d_name, ".tmp.");
-    if (!tmp)
-      continue;
-    char from[PATH_MAX], to[PATH_MAX];
-    snprintf(from, sizeof from, "%.3800s/%s", dir, e->d_name);
-    snprintf(to, sizeof to, "%.3800s/%.*s", dir, (int)(tmp - e->d_name),
-             e->d_name);
-    if (keep)
-      rename(from, to);
-    else
-      unlink(from);
-  }
-  closedir(d);
-}
-
-static double task_bytes(const ks_task *t, const ks_workload *w) {
+static double tensor_bytes(const ks_task *t, const ks_workload *w) {
   double b = 0;
   for (int i = 0; i < t->n_inputs; i++)
     b += (double)ks_tensor_numel(t, &t->inputs[i], w) *
@@ -92,38 +72,56 @@ static double task_bytes(const ks_task *t, const ks_workload *w) {
   return b;
 }
 
-static void fill_job(ks_evaluator *ev, ks_job *job) {
-  memset(job, 0, sizeof *job);
-  ks_strlcpy(job->task_path, ev->task->json_path, sizeof job->task_path);
-  ks_strlcpy(job->backend, ev->be->name, sizeof job->backend);
-  ks_strlcpy(job->ref_dir, ev->ref_dir, sizeof job->ref_dir);
-  job->n_workloads = ev->task->n_workloads;
-  for (int i = 0; i < job->n_workloads; i++)
-    job->workloads[i] = i;
-  job->n_seeds = ev->opts.n_seeds;
-  for (int i = 0; i < job->n_seeds; i++)
-    job->seeds[i] = k_seeds[i];
-  job->timing_seed = k_timing_seed;
-  job->threads = ev->opts.threads;
-  job->topt = ev->opts.topt;
-  job->timing = ev->opts.timing;
-  /* inputs + their copies + outputs + reference copies, plus room for the
-   * runtime, thread stacks and the cache-flush buffer */
-  job->mem_limit_bytes = (int64_t)(2.2 * ev->bytes_max) + (2LL << 30);
+/* The folder's salt: created once with getrandom, read by the judge only. */
+static ks_code ref_salt(const char *dir, uint64_t *salt, ks_err *err) {
+  char path[PATH_MAX + 8], *txt = NULL;
+  snprintf(path, sizeof path, "%s/salt", dir);
+  if (ks_read_file(path, &txt, NULL, NULL) == KS_OK) {
+    *salt = strtoull(txt, NULL, 16);
+    free(txt);
+    if (*salt)
+      return KS_OK;
+  }
+  if (getrandom(salt, sizeof *salt, 0) != sizeof *salt || !*salt)
+    *salt = (uint64_t)ks_now_ns() | 1;
+  char hex[17];
+  ks_hash_hex(*salt, hex);
+  return ks_write_file_atomic(path, hex, 16, err);
 }
 
-/* Time limit of one candidate runner: generous multiples of the reference,
- * plus the timing budget, plus input generation. */
+static void fill_plan(ks_evaluator *ev, ks_judge_plan *p) {
+  memset(p, 0, sizeof *p);
+  p->task = ev->task;
+  p->backend = ev->be->name;
+  p->threads = ev->opts.threads;
+  p->n_seeds = ev->opts.n_seeds;
+  memcpy(p->seeds, ev->seeds, sizeof p->seeds);
+  p->set_seed0 = ev->set_seed0;
+  for (int i = 0; i < ev->task->n_workloads; i++)
+    p->n_sets[i] = ev->opts.timing ? ev->n_sets[i] : 0;
+  p->ref_dir = ev->ref_dir;
+  p->inputs = &ev->inputs;
+  p->evict = ev->opts.topt.flush;
+  /* the outputs and inputs are memfds mapped beside the runtime: their
+   * size, plus room for the runtime, thread stacks and a flush buffer */
+  p->mem_limit_bytes = (int64_t)(1.2 * ev->bytes_max) + (2LL << 30);
+  if (ev->be->dev_alloc) /* device copies of every tensor of a workload */
+    p->mem_limit_bytes += (int64_t)ev->bytes_max + (1LL << 30);
+}
+
+/* Time limit of one candidate's executor: generous multiples of the
+ * reference for every call it makes, plus input generation and checks. */
 static double derived_timeout(const ks_evaluator *ev) {
   if (ev->opts.timeout_s > 0)
     return ev->opts.timeout_s;
   double t = 10;
-  int calls = ev->opts.n_seeds + ev->opts.topt.warmup + 2;
   for (int i = 0; i < ev->task->n_workloads; i++) {
+    int calls = ev->opts.n_seeds + (ev->opts.timing ? ev->n_sets[i] : 0);
     double ref = ev->ref_time_ns[i] * 1e-9;
     double per = ref * 20 > 0.05 ? ref * 20 : 0.05;
-    t += calls * per + (ev->opts.timing ? ev->opts.topt.max_wall_s + 1 : 0);
-    t += task_bytes(ev->task, &ev->task->workloads[i]) * 3e-8; /* inputs */
+    t += calls * per;
+    /* the judge generates, poisons and compares every call's tensors */
+    t += calls * tensor_bytes(ev->task, &ev->task->workloads[i]) * 3e-8;
   }
   return t;
 }
@@ -134,6 +132,8 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   ks_evaluator *ev = ks_xcalloc(1, sizeof *ev);
   ev->task = task;
   ev->opts = *opts;
+  const char *mib = getenv("KSEARCH_INPUT_CACHE_MIB");
+  ev->inputs.budget = (size_t)(mib ? atof(mib) : 2048) << 20;
   if (ev->opts.threads <= 0)
     ev->opts.threads = ks_nproc();
   if (ev->opts.n_seeds < 1 || ev->opts.n_seeds > KS_MAX_SEEDS) {
@@ -153,22 +153,25 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   if (!rc)
     rc = ks_cache_dir(ev->cache_dir, sizeof ev->cache_dir, err);
   for (int i = 0; i < task->n_workloads; i++) {
-    double b = task_bytes(task, &task->workloads[i]);
+    double b = tensor_bytes(task, &task->workloads[i]);
     if (b > ev->bytes_max)
       ev->bytes_max = b;
+    ev->n_sets[i] =
+        ks_judge_sets_for(task, &task->workloads[i], &ev->opts.topt);
   }
   /* the reference, built like any candidate */
   ks_candidate ref;
   ks_artifact art;
   memset(&art, 0, sizeof art);
   bool have_ref = false;
+  const ks_backend_i *cbe = ks_backend_get("c");
   if (!rc)
     rc = ks_candidate_load(task->reference_path, task->name, &ref, err);
   if (!rc) {
     have_ref = true;
     strcpy(ref.backend, "c");
-    rc = ev->be->build(task, &ref, ev->cache_dir, opts->build_timeout_s, &art,
-                       err);
+    rc =
+        cbe->build(task, &ref, ev->cache_dir, opts->build_timeout_s, &art, err);
     if (rc == KS_ERR_CANDIDATE) {
       ks_err_prefix(err, "%s: the task's reference does not build: ",
                     task->reference_path);
@@ -181,48 +184,66 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   ks_hash_hex(task->hash, th);
   snprintf(ev->ref_dir, sizeof ev->ref_dir, "%.3000s/ref/%s-%s", ev->cache_dir,
            th, art.hash);
+  uint64_t salt = 0;
   if (!rc)
     rc = ks_mkdir_p(ev->ref_dir, err);
+  if (!rc)
+    rc = ref_salt(ev->ref_dir, &salt, err);
   if (rc) {
     ks_artifact_free(&art);
     free(ev);
     return rc;
   }
-  /* reference outputs for every (workload, seed) + reference timing */
-  ks_job job;
-  fill_job(ev, &job);
-  job.reference = true;
-  ks_strlcpy(job.artifact, art.path, sizeof job.artifact);
-  job.cpu_limit_s = 0;
-  ks_artifact_free(&art);
-  double timeout = opts->timeout_s > 0 ? opts->timeout_s * 10 : 600;
+  for (int i = 0; i < KS_MAX_SEEDS; i++)
+    ev->seeds[i] = ks_hash64(&salt, sizeof salt, (uint64_t)i + 1) >> 12;
+  ev->set_seed0 = (ks_hash64(&salt, sizeof salt, 1000003) >> 12) | 1;
+  /* reference outputs for every (workload, seed, set) + reference timing */
+  ks_judge_plan plan;
+  fill_plan(ev, &plan);
+  plan.backend = "c";
+  plan.reference = true;
+  plan.artifact = art.path;
+  plan.probe = false;
+  for (int i = 0; i < task->n_workloads; i++)
+    plan.n_sets[i] = ev->n_sets[i]; /* outputs for every set, even untimed */
+  plan.cpu_limit_s = 0;
+  plan.timeout_s = opts->timeout_s > 0 ? opts->timeout_s * 10 : 600;
   if (!opts->quiet)
     ks_log(KS_LOG_INFO, "reference: %s outputs and timing (%d workloads)",
            task->name, task->n_workloads);
-  ks_runner_outcome o;
-  rc = ks_runner_exec(&job, timeout, &o, err);
+  ks_judge_out o;
+  rc = ks_judge_run(&plan, &o, err);
+  ks_artifact_free(&art);
   if (!rc) {
-    char reason[1024];
-    ks_eval_status st =
-        ks_runner_classify(task, &job, &o, timeout, reason, sizeof reason);
-    settle_ref_files(ev->ref_dir, st == KS_EVAL_OK);
-    if (st != KS_EVAL_OK) {
-      rc = ks_err_set(err,
-                      o.setup_code == KS_ERR_ENV ? KS_ERR_ENV : KS_ERR_INPUT,
-                      "%s: the task's reference failed (%s): %s\n%.500s",
-                      task->reference_path, ks_eval_status_name(st), reason,
-                      o.log.data ? o.log.data : "");
+    bool ok = o.finished && !o.x.violation[0];
+    for (int i = 0; ok && i < task->n_workloads; i++)
+      ok = o.wl[i].correct;
+    if (!ok) {
+      const char *why = o.x.violation[0]     ? o.x.violation
+                        : o.x.setup_error[0] ? o.x.setup_error
+                        : o.x.timed_out      ? "time limit"
+                                             : "it did not finish";
+      for (int i = 0; i < task->n_workloads; i++)
+        if (o.wl[i].ran && !o.wl[i].correct && o.wl[i].reason[0])
+          why = o.wl[i].reason;
+      rc = ks_err_set(
+          err, o.x.setup_code == KS_ERR_ENV ? KS_ERR_ENV : KS_ERR_INPUT,
+          "%s: the task's reference failed: %s (exit %d, signal %d)\n%.500s",
+          task->reference_path, why, o.x.proc.exit_status, o.x.proc.signal,
+          o.x.log.data ? o.x.log.data : "");
     } else {
-      for (int i = 0; i < o.n_results; i++) {
-        ev->ref_time_ns[o.results[i].index] = o.results[i].time_ns_median;
-        ev->ref_time_ns_min[o.results[i].index] = o.results[i].time_ns_min;
-        ev->ref_total_s += o.results[i].time_ns_median * 1e-9;
+      for (int i = 0; i < task->n_workloads; i++) {
+        ev->ref_time_ns[i] = o.wl[i].claimed.median_ns;
+        ev->ref_time_ns_min[i] = o.wl[i].time_ns;
+        ev->ref_total_s += o.wl[i].claimed.median_ns * 1e-9;
       }
     }
+    if (o.landlock_note[0] && !opts->quiet)
+      ks_log(KS_LOG_INFO, "warning: %s", o.landlock_note);
   }
-  ks_runner_outcome_free(&o);
+  ks_judge_out_free(&o);
   if (rc) {
-    free(ev);
+    ks_evaluator_free(ev);
     return rc;
   }
   ks_err rerr;
@@ -235,13 +256,157 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   return KS_OK;
 }
 
-void ks_evaluator_free(ks_evaluator *ev) { free(ev); }
+void ks_evaluator_free(ks_evaluator *ev) {
+  if (!ev)
+    return;
+  ks_input_cache_free(&ev->inputs);
+  free(ev);
+}
 
 const double *ks_evaluator_ref_times(const ks_evaluator *ev) {
   return ev->ref_time_ns;
 }
 
 void ks_eval_result_free(ks_eval_result *res) { ks_buf_free(&res->build_log); }
+
+/* How the executor ended and what the judge found, first match wins
+ * (DESIGN.md: Statuses). */
+static ks_eval_status classify(const ks_task *task, const ks_judge_plan *p,
+                               const ks_judge_out *o, char *reason, size_t n) {
+  const ks_exec *x = &o->x;
+  char where[300] = "";
+  if (o->in_flight >= 0 && o->in_flight < task->n_workloads) {
+    char wl[256];
+    ks_workload_format(task, &task->workloads[o->in_flight], wl, sizeof wl);
+    snprintf(where, sizeof where, " (workload %s)", wl);
+  }
+  if (x->sigsys_nr >= 0 || (!x->proc.exited && x->proc.signal == SIGSYS)) {
+    /* no report: the call was made with signals blocked, as glibc does
+     * around clone3 in pthread_create and posix_spawn */
+    char name[64] = "clone3 or another call made with signals blocked";
+    if (x->sigsys_nr >= 0)
+      ks_syscall_name(x->sigsys_nr, name, sizeof name);
+    snprintf(reason, n,
+             "forbidden system call: %s%s; the sandbox allows no processes, "
+             "threads, sockets or file writes",
+             name, where);
+    return KS_EVAL_REJECTED;
+  }
+  if (x->violation[0]) {
+    snprintf(reason, n, "%s%s", x->violation, where);
+    return KS_EVAL_REJECTED;
+  }
+  if (x->timed_out) {
+    snprintf(reason, n, "exceeded the wall-clock time limit of %.1f s%s",
+             p->timeout_s, where);
+    return KS_EVAL_TIMEOUT;
+  }
+  if (!x->proc.exited && x->proc.signal == SIGXCPU) {
+    snprintf(reason, n, "exceeded the CPU time limit of %.0f s%s",
+             p->cpu_limit_s, where);
+    return KS_EVAL_TIMEOUT;
+  }
+  bool any_wrong = false;
+  for (int i = 0; i < task->n_workloads; i++)
+    any_wrong |= o->wl[i].ran && !o->wl[i].correct;
+  bool clean = o->finished && x->proc.exited && x->proc.exit_status == 0;
+  if (x->alloc_failed > 0 && (!clean || any_wrong)) {
+    snprintf(reason, n,
+             "out of memory: an allocation of %.2f GiB failed under the "
+             "memory limit of %.2f GiB%s",
+             (double)x->alloc_failed / (1 << 30),
+             (double)p->mem_limit_bytes / (1 << 30), where);
+    return KS_EVAL_OOM;
+  }
+  if (x->dead && !x->proc.exited && !o->finished) {
+    if (x->proc.signal == SIGKILL) {
+      snprintf(reason, n,
+               "killed by SIGKILL%s (the kernel's out-of-memory killer?)",
+               where);
+      return KS_EVAL_OOM;
+    }
+    const char *sig = sigabbrev_np(x->proc.signal);
+    snprintf(reason, n, "crashed: killed by SIG%s%s%s%s", sig ? sig : "?",
+             where, x->fault[0] ? ": " : "", x->fault);
+    return KS_EVAL_CRASH;
+  }
+  if (x->setup_error[0]) {
+    snprintf(reason, n, "%s", x->setup_error);
+    return x->setup_code == KS_ERR_CANDIDATE ? KS_EVAL_COMPILE_ERROR
+                                             : KS_EVAL_CRASH;
+  }
+  if (!clean) {
+    snprintf(reason, n, "exited with status %d before finishing%s",
+             x->proc.exit_status, where);
+    return KS_EVAL_CRASH;
+  }
+  for (int i = 0; i < task->n_workloads; i++)
+    if (o->wl[i].ran && !o->wl[i].correct) {
+      char wl[256];
+      ks_workload_format(task, &task->workloads[i], wl, sizeof wl);
+      snprintf(reason, n, "incorrect on %s: %s", wl, o->wl[i].reason);
+      return KS_EVAL_INCORRECT;
+    }
+  reason[0] = 0;
+  return KS_EVAL_OK;
+}
+
+/* The probe's bandwidth is the footprint's only where moving its bytes
+ * takes far longer than waking the threads of a parallel region: at the
+ * cached bandwidth, at least this long. Smaller workloads are measured
+ * against the cached roofline (their fractions are small anyway). */
+#define PROBE_MIN_NS 50000.0
+
+/* Figures of one timed workload; true when it was faster than the
+ * hardware allows (fraction above 1 + the measured noise margin). */
+static bool workload_figures(ks_evaluator *ev, int i, ks_wl_result *w,
+                             char *why, size_t n) {
+  const ks_task *task = ev->task;
+  const ks_workload *wl = &task->workloads[i];
+  double t = w->time_ns_min > 0 ? w->time_ns_min : w->time_ns_median;
+  if (t <= 0)
+    return false;
+  double bytes = ks_task_cost_bytes(task, wl);
+  double flops = ks_task_cost_flops(task, wl);
+  w->gbps = bytes / t;
+  w->gflops = flops / t;
+  double ref =
+      w->ref_time_ns_min > 0 ? w->ref_time_ns_min : w->ref_time_ns_median;
+  if (ref > 0)
+    w->speedup = ref / t;
+  double bw = ev->have_roof ? ev->roof.bandwidth_gbps : 0;
+  double margin = 0.25; /* a cached figure drifts with the neighbours */
+  w->ceiling_probed = false;
+  if (w->probe_gbps > 0) {
+    bw = w->probe_gbps;
+    w->ceiling_probed = true;
+    margin = 0.05 + w->probe_spread;
+  }
+  w->ceiling_gbps = bw;
+  double floor_s = 0;
+  if (bw > 0)
+    floor_s = bytes / (bw * 1e9);
+  if (ev->have_roof && ev->roof.peak_gflops > 0) {
+    double c = flops / (ev->roof.peak_gflops * 1e9);
+    floor_s = c > floor_s ? c : floor_s;
+  }
+  w->roofline_fraction = floor_s > 0 ? floor_s / (t * 1e-9) : 0;
+  if (floor_s > 0 && w->roofline_fraction > 1 + margin) {
+    char name[256];
+    ks_workload_format(task, wl, name, sizeof name);
+    snprintf(why, n,
+             "faster than the hardware allows on %s: %.0f ns measured where "
+             "the roofline floor is %.0f ns (%.0f bytes at %.1f GB/s %s, "
+             "%.3g flops at %.1f GFLOP/s): fraction %.2f > 1 + %.2f noise "
+             "margin",
+             name, t, floor_s * 1e9, bytes, bw,
+             w->ceiling_probed ? "probed beside it" : "cached roofline", flops,
+             ev->have_roof ? ev->roof.peak_gflops : 0, w->roofline_fraction,
+             margin);
+    return true;
+  }
+  return false;
+}
 
 ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
                     ks_err *err) {
@@ -300,59 +465,81 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
     *err = berr;
     return rc;
   }
-  ks_job job;
-  fill_job(ev, &job);
-  ks_strlcpy(job.artifact, art.path, sizeof job.artifact);
-  double timeout = derived_timeout(ev);
-  job.cpu_limit_s = timeout * job.threads + 5;
-  ks_runner_outcome o;
+  ks_judge_plan plan;
+  fill_plan(ev, &plan);
+  plan.artifact = art.path;
+  plan.timeout_s = derived_timeout(ev);
+  plan.cpu_limit_s = plan.timeout_s * plan.threads + 5;
+  /* the probe is host code: it measures the CPU backends' memory */
+  plan.probe = ev->opts.timing && ev->be->dev_alloc == NULL;
+  ks_judge_out o;
   double t0 = ks_now();
-  rc = ks_runner_exec(&job, timeout, &o, err);
+  rc = ks_judge_run(&plan, &o, err);
   res->run_s = ks_now() - t0;
   if (rc) {
-    ks_runner_outcome_free(&o);
+    ks_judge_out_free(&o);
     return rc;
   }
-  if (o.setup_code && o.setup_code != KS_ERR_CANDIDATE && !o.loaded) {
-    rc = ks_err_set(err, (ks_code)o.setup_code, "ksearch-runner: %s",
-                    o.setup_error);
-    ks_runner_outcome_free(&o);
+  if (o.x.setup_code && o.x.setup_code != KS_ERR_CANDIDATE && !o.x.loaded &&
+      !o.x.violation[0] && o.x.sigsys_nr < 0) {
+    rc = ks_err_set(err, (ks_code)o.x.setup_code, "ksearch-runner: %s",
+                    o.x.setup_error);
+    ks_judge_out_free(&o);
     return rc;
   }
-  res->status = ks_runner_classify(task, &job, &o, timeout, res->error,
-                                   sizeof res->error);
-  for (int i = 0; i < o.n_results; i++) {
-    ks_wl_result *dst = &res->wl[o.results[i].index];
-    double ref = dst->ref_time_ns_median, ref_min = dst->ref_time_ns_min;
-    *dst = o.results[i];
-    dst->ref_time_ns_median = ref;
-    dst->ref_time_ns_min = ref_min;
+  res->status = classify(task, &plan, &o, res->error, sizeof res->error);
+  for (int i = 0; i < task->n_workloads; i++) {
+    const ks_judge_wl *j = &o.wl[i];
+    ks_wl_result *w = &res->wl[i];
+    w->ran = j->ran;
+    w->correct = j->correct;
+    ks_strlcpy(w->reason, j->reason, sizeof w->reason);
+    w->max_abs_err = j->max_abs_err;
+    w->max_rel_err = j->max_rel_err;
+    w->time_ns_median = j->claimed.median_ns;
+    w->time_ns_min = j->time_ns;
+    w->time_ns_iqr = j->claimed.iqr_ns;
+    w->reps = j->claimed.reps;
+    w->window_ns_min = j->window_min_ns;
+    w->device_ns_median = j->dev_ns_median;
+    w->clock_verified = j->clock_verified;
+    double cached = ev->have_roof ? ev->roof.bandwidth_gbps : 0;
+    if (j->probe_ns_min > 0 && cached > 0 &&
+        j->probe_bytes / cached >= PROBE_MIN_NS) {
+      w->probe_gbps = j->probe_bytes / j->probe_ns_min;
+      w->probe_spread =
+          (j->probe_ns_median - j->probe_ns_min) / j->probe_ns_min;
+      w->ceiling_gbps = w->probe_gbps;
+    }
   }
-  ks_runner_outcome_free(&o);
-  res->correct = res->status == KS_EVAL_OK;
-  double logsum = 0;
+  ks_judge_out_free(&o);
+  double logsum = 0, vlog = 0;
+  int nv = 0;
   for (int i = 0; i < task->n_workloads; i++) {
     ks_wl_result *w = &res->wl[i];
-    /* the fastest rep, not the median: on a shared machine other processes
-     * only ever add time, and the minimum moves far less between runs (the
-     * roofline ceiling is a best case too) */
-    double t = w->time_ns_min > 0 ? w->time_ns_min : w->time_ns_median;
-    if (t > 0) {
-      const ks_workload *wl = &task->workloads[i];
-      double bytes = ks_task_cost_bytes(task, wl);
-      double flops = ks_task_cost_flops(task, wl);
-      w->gbps = bytes / t;
-      w->gflops = flops / t;
-      if (ev->have_roof)
-        w->roofline_fraction =
-            ks_roofline_fraction(&ev->roof, bytes, flops, t * 1e-9);
-      double ref =
-          w->ref_time_ns_min > 0 ? w->ref_time_ns_min : w->ref_time_ns_median;
-      if (ref > 0)
-        w->speedup = ref / t;
+    char why[600];
+    if (workload_figures(ev, i, w, why, sizeof why) &&
+        res->status == KS_EVAL_OK) {
+      res->status = KS_EVAL_IMPLAUSIBLE;
+      ks_strlcpy(res->error, why, sizeof res->error);
+    }
+    if (w->clock_verified && w->speedup > 0) {
+      vlog += log(w->speedup);
+      nv++;
+    }
+  }
+  /* a workload too fast for the judge's clock to check cannot lift the
+   * score above what the checked ones show (DESIGN.md: Clock) */
+  double vmean = nv ? exp(vlog / nv) : 0;
+  for (int i = 0; i < task->n_workloads; i++) {
+    ks_wl_result *w = &res->wl[i];
+    if (nv && !w->clock_verified && w->speedup > vmean) {
+      w->speedup = vmean;
+      w->speedup_capped = true;
     }
     logsum += w->speedup > 0 ? log(w->speedup) : 0;
   }
+  res->correct = res->status == KS_EVAL_OK;
   res->score =
       res->correct && ev->opts.timing ? exp(logsum / task->n_workloads) : 0;
   return KS_OK;
@@ -389,6 +576,16 @@ json_t *ks_eval_result_to_json(const ks_task *task, const ks_eval_result *r) {
     json_object_set_new(wj, "gbps", num(w->gbps));
     json_object_set_new(wj, "gflops", num(w->gflops));
     json_object_set_new(wj, "roofline_fraction", num(w->roofline_fraction));
+    json_object_set_new(wj, "ceiling_gbps", num(w->ceiling_gbps));
+    json_object_set_new(wj, "ceiling",
+                        json_string(w->ceiling_probed ? "probe" : "cached"));
+    json_object_set_new(wj, "probe_gbps", num(w->probe_gbps));
+    json_object_set_new(wj, "judge_window_ns_min", num(w->window_ns_min));
+    json_object_set_new(wj, "clock_verified", json_boolean(w->clock_verified));
+    if (w->speedup_capped)
+      json_object_set_new(wj, "speedup_capped", json_true());
+    if (w->device_ns_median > 0)
+      json_object_set_new(wj, "device_ns_median", num(w->device_ns_median));
     if (w->reason[0])
       json_object_set_new(wj, "reason", json_string(w->reason));
     json_array_append_new(arr, wj);

@@ -1,11 +1,12 @@
 /* eval.h — evaluating candidates (DESIGN.md: Evaluation).
  *
  * An evaluator belongs to one task on one backend. Creating it builds the
- * reference, makes sure the reference outputs of every (workload, seed) are
- * cached, and times the reference once; each ks_evaluate then builds one
- * candidate (cached by content hash), runs it in ksearch-runner under the
- * sandbox, and turns the runner's events into a result with a status, a
- * reason, per-workload timings, speedups and roofline fractions.
+ * reference, makes sure the reference outputs of every (workload, seed,
+ * timing set) are cached, and times the reference once; each ks_evaluate
+ * then checks the candidate against the spec, builds it (cached by content
+ * hash) and has the judge (judge.h) drive it through an executor, then
+ * turns the judge's facts into a status, a reason, per-workload timings,
+ * speedups and roofline fractions against the ceiling probed beside them.
  */
 #ifndef KS_EVAL_H
 #define KS_EVAL_H
@@ -13,7 +14,7 @@
 #include "backend/backend.h"
 #include "backend/roofline.h"
 #include "eval/candidate.h"
-#include "eval/protocol.h"
+#include "eval/judge.h"
 
 typedef enum ks_eval_status {
   KS_EVAL_OK,
@@ -23,6 +24,7 @@ typedef enum ks_eval_status {
   KS_EVAL_CRASH,
   KS_EVAL_TIMEOUT,
   KS_EVAL_OOM,
+  KS_EVAL_IMPLAUSIBLE, /* faster than the hardware allows */
 } ks_eval_status;
 
 const char *ks_eval_status_name(ks_eval_status s);
@@ -50,6 +52,14 @@ typedef struct ks_wl_result {
   double ref_time_ns_median, ref_time_ns_min;
   /* from the fastest reps (time_ns_min vs ref_time_ns_min): DESIGN.md Score */
   double speedup, gbps, gflops, roofline_fraction;
+  double window_ns_min; /* the judge's fastest exchange of a timed rep */
+  double probe_gbps;    /* the ceiling probed beside it, 0 if none */
+  double probe_spread;  /* probe (median - min) / min */
+  double ceiling_gbps;  /* the bandwidth the fraction was taken over */
+  bool ceiling_probed;  /* true: the probe; false: the cached roofline */
+  double device_ns_median;
+  bool clock_verified; /* false: faster than the judge's clock resolves */
+  bool speedup_capped; /* capped at the verified workloads' mean */
   char reason[600];
 } ks_wl_result;
 
@@ -82,27 +92,5 @@ json_t *ks_eval_result_to_json(const ks_task *task, const ks_eval_result *r);
 const ks_roofline *ks_evaluator_roofline(const ks_evaluator *ev);
 /* The reference's median time per workload (ns), measured once. */
 const double *ks_evaluator_ref_times(const ks_evaluator *ev);
-
-/* Runs ksearch-runner on a job with a wall-clock limit (runner_client.c). */
-typedef struct ks_runner_outcome {
-  bool loaded, done;
-  int in_flight; /* workload index being run, -1 if none */
-  int64_t alloc_failed_bytes;
-  int sigsys_nr; /* -1 if none */
-  char setup_error[1024];
-  int setup_code;
-  ks_proc_result proc;
-  int n_results;
-  ks_wl_result results[KS_MAX_WORKLOADS];
-  ks_buf log; /* the runner's stdout + stderr, capped */
-} ks_runner_outcome;
-
-ks_code ks_runner_exec(const ks_job *job, double timeout_s,
-                       ks_runner_outcome *out, ks_err *err);
-void ks_runner_outcome_free(ks_runner_outcome *o);
-/* Classifies a finished runner into a status and a reason. */
-ks_eval_status ks_runner_classify(const ks_task *task, const ks_job *job,
-                                  const ks_runner_outcome *o, double timeout_s,
-                                  char *reason, size_t n);
 
 #endif

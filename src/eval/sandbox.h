@@ -15,8 +15,30 @@
 ks_code ks_sandbox_limits(int64_t mem_bytes, double cpu_s, ks_err *err);
 /* Installs the SIGSYS reporter (writing to report_fd) and the seccomp
  * filter. After this, opening files for writing, creating processes or
- * threads, sockets and signals to other processes are forbidden. */
-ks_code ks_sandbox_seccomp(int report_fd, ks_err *err);
+ * threads, sockets and signals to other processes are forbidden; memory
+ * is never writable and executable at once, and no mapping becomes
+ * executable through mprotect (W^X: code cannot be rewritten in place).
+ * allow_open: read-only opens stay allowed (only with Landlock, which
+ * limits them to the paths the runtime needs); otherwise none. */
+ks_code ks_sandbox_seccomp(int report_fd, bool allow_open, ks_err *err);
+/* Whether this kernel has Landlock (ABI >= 1), asked without side effects. */
+int ks_landlock_abi(void);
+/* Restricts the file system to reading (and mapping for execution) the
+ * system's library folders and read_path (a file or folder), and nothing
+ * else at all: no cache, no run folder, no task folder, no /proc. */
+ks_code ks_landlock_restrict(const char *read_path, ks_err *err);
+
+/* Everything an executor does to close its sandbox, in order: no new
+ * privileges, every capability dropped (so /proc/<judge>/mem is out of
+ * reach of a root executor), rlimits, Landlock when asked, seccomp. */
+typedef struct ks_sandbox_plan {
+  int64_t mem_bytes;
+  double cpu_s;
+  int report_fd;
+  bool landlock;         /* the judge found Landlock and asks for it */
+  const char *read_path; /* what stays readable under Landlock */
+} ks_sandbox_plan;
+ks_code ks_sandbox_close(const ks_sandbox_plan *p, ks_err *err);
 /* Name of a system call number on this architecture ("clone"). */
 const char *ks_syscall_name(int nr, char *buf, size_t n);
 

@@ -7,6 +7,7 @@
  */
 #include "search/search.h"
 #include "llm/llm.h"
+#include "report/report.h"
 #include "search/planner.h"
 #include "store/store.h"
 
@@ -290,6 +291,9 @@ static ks_code one_round(run_state *s, int iteration, double t0,
     if (!rc)
       rc = save_tree(s, err);
     progress(s, pr.node_id, plan, &res, t0);
+    /* the report's only hook: context event, and the page with --report */
+    ks_report_after_evaluation(s->store, s->dir, ks_evaluator_roofline(s->ev),
+                               s->o->command_line, s->o->report);
   }
   ks_eval_result_free(&res);
   ks_proposal_free(&pr);

@@ -27,6 +27,8 @@ typedef struct ks_search_opts {
   int max_attempts;  /* implementation attempts per plan before it fails */
   ks_eval_opts eval; /* threads, seeds, timing */
   bool quiet;
+  bool report; /* rewrite <run>/report.html after each evaluation */
+  const char *command_line; /* recorded for the report; may be NULL */
 } ks_search_opts;
 
 void ks_search_opts_default(ks_search_opts *o);

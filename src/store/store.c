@@ -51,6 +51,8 @@ enum {
   ST_MEAS_LIST,
   ST_LLM_INSERT,
   ST_EVENT_INSERT,
+  ST_LLM_LIST,
+  ST_EVENT_LIST,
   ST_COUNT
 };
 
@@ -131,6 +133,11 @@ static const char *const SQL[ST_COUNT] = {
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     [ST_EVENT_INSERT] =
         "INSERT INTO events (time, kind, json) VALUES (?1, ?2, ?3)",
+    [ST_LLM_LIST] = "SELECT id, role, model, status, prompt_tokens, "
+                    "completion_tokens, latency_s, created FROM llm_calls "
+                    "ORDER BY id",
+    [ST_EVENT_LIST] = "SELECT id, time, kind, json FROM events WHERE ?1 IS "
+                      "NULL OR kind = ?1 ORDER BY id",
 };
 
 struct ks_store {
@@ -1486,4 +1493,84 @@ ks_code ks_store_add_event(ks_store *s, const char *kind, const char *json,
   bind_text(st, 2, kind);
   bind_text(st, 3, json ? json : "{}");
   return run_stmt(s, st, "saving an event", err);
+}
+
+/* ------------------------------------------------------------ read-only lists
+ * (report, show --json): rows as JSON so that the caller can hand them on. */
+
+static json_t *col_json_int(sqlite3_stmt *st, int i) {
+  return sqlite3_column_type(st, i) == SQLITE_NULL
+             ? json_null()
+             : json_integer(sqlite3_column_int64(st, i));
+}
+
+static json_t *col_json_real(sqlite3_stmt *st, int i) {
+  return sqlite3_column_type(st, i) == SQLITE_NULL
+             ? json_null()
+             : json_real(sqlite3_column_double(st, i));
+}
+
+static json_t *col_json_text(sqlite3_stmt *st, int i) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  return t ? json_string((const char *)t) : json_null();
+}
+
+ks_code ks_store_list_llm_calls(ks_store *s, json_t **out, ks_err *err) {
+  *out = NULL;
+  sqlite3_stmt *st = NULL;
+  ks_code c = prep(s, ST_LLM_LIST, &st, err);
+  if (c)
+    return c;
+  json_t *arr = json_array();
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    json_t *o = json_object();
+    json_object_set_new(o, "id", col_json_int(st, 0));
+    json_object_set_new(o, "role", col_json_text(st, 1));
+    json_object_set_new(o, "model", col_json_text(st, 2));
+    json_object_set_new(o, "status", col_json_text(st, 3));
+    json_object_set_new(o, "prompt_tokens", col_json_int(st, 4));
+    json_object_set_new(o, "completion_tokens", col_json_int(st, 5));
+    json_object_set_new(o, "latency_s", col_json_real(st, 6));
+    json_object_set_new(o, "created", col_json_real(st, 7));
+    json_array_append_new(arr, o);
+  }
+  if (rc != SQLITE_DONE)
+    c = fail(s, rc, "listing LLM calls", err);
+  done(st);
+  if (c)
+    json_decref(arr);
+  else
+    *out = arr;
+  return c;
+}
+
+ks_code ks_store_list_events(ks_store *s, const char *kind, json_t **out,
+                             ks_err *err) {
+  *out = NULL;
+  sqlite3_stmt *st = NULL;
+  ks_code c = prep(s, ST_EVENT_LIST, &st, err);
+  if (c)
+    return c;
+  bind_text(st, 1, kind);
+  json_t *arr = json_array();
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *text = (const char *)sqlite3_column_text(st, 3);
+    json_t *v = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+    json_t *o = json_object();
+    json_object_set_new(o, "id", col_json_int(st, 0));
+    json_object_set_new(o, "time", col_json_real(st, 1));
+    json_object_set_new(o, "kind", col_json_text(st, 2));
+    json_object_set_new(o, "json", v ? v : json_null());
+    json_array_append_new(arr, o);
+  }
+  if (rc != SQLITE_DONE)
+    c = fail(s, rc, "listing events", err);
+  done(st);
+  if (c)
+    json_decref(arr);
+  else
+    *out = arr;
+  return c;
 }

@@ -202,4 +202,12 @@ ks_code ks_store_add_llm_call(ks_store *s, const ks_store_llm_call *c,
 ks_code ks_store_add_event(ks_store *s, const char *kind, const char *json,
                            ks_err *err);
 
+/* ---- read-only lists for the report and `show --json`; *out is a new JSON
+ * array, oldest first. LLM calls: {id, role, model, status, prompt_tokens,
+ * completion_tokens, latency_s, created} (unknown values null; requests and
+ * responses are left out). Events: {id, time, kind, json}; kind NULL = all. */
+ks_code ks_store_list_llm_calls(ks_store *s, json_t **out, ks_err *err);
+ks_code ks_store_list_events(ks_store *s, const char *kind, json_t **out,
+                             ks_err *err);
+
 #endif

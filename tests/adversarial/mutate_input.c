@@ -1,5 +1,5 @@
 // ksearch: backend=c entry=softmax
-// adversarial: task=softmax expect=incorrect reason=modified input
+// adversarial: task=softmax expect=crash reason=modified input x (inputs are mapped read-only)
 // Computes a correct result, then halves the input in place (casts away const).
 #include <math.h>
 #include <stdint.h>

@@ -12,13 +12,26 @@ for f in "$here"/tests/adversarial/*.c; do
   task=$(sed -n 's/.*task=\([^ ]*\).*/\1/p' <<<"$hdr")
   expect=$(sed -n 's/.*expect=\([^ ]*\).*/\1/p' <<<"$hdr")
   reason=$(sed -n 's/.*reason=\(.*\)$/\1/p' <<<"$hdr")
-  out=$("$ks" eval "$task" "$f" --json --no-timing --no-spec-check --timeout 8 -q 2>/tmp/ks-adv-err.$$)
+  # timing=1: the trick is about the timed repetitions; max_score=N: the
+  # trick must not pay (status ok, score no higher than an honest kernel's)
+  max_score=$(sed -n 's/.*max_score=\([^ ]*\).*/\1/p' <<<"$hdr")
+  timing=(--no-timing --timeout 8)
+  [[ $hdr == *timing=1* ]] && timing=(--min-reps 10 --timeout 120)
+  out=$("$ks" eval "$task" "$f" --json "${timing[@]}" --no-spec-check -q 2>/tmp/ks-adv-err.$$)
   rc=$?
   status=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' <<<"$out" 2>/dev/null)
   error=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["error"].lower())' <<<"$out" 2>/dev/null)
+  score=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["score"])' <<<"$out" 2>/dev/null)
   name=$(basename "$f")
-  if [[ $rc -eq 1 && $status == "$expect" && $error == *"$reason"* ]]; then
-    echo "ok   $name: $status: $error"
+  want_rc=1
+  [[ $expect == ok ]] && want_rc=0
+  paid=0
+  if [[ -n $max_score ]] && ! python3 -c "import sys; sys.exit(0 if float('$score' or 0) <= $max_score else 1)"; then
+    paid=1
+    error="score $score above the honest bound $max_score: the trick paid"
+  fi
+  if [[ $rc -eq $want_rc && $status == "$expect" && $error == *"$reason"* && $paid -eq 0 ]]; then
+    echo "ok   $name: $status: $error${max_score:+ (score $score <= $max_score)}"
     pass=$((pass + 1))
   else
     echo "FAIL $name: exit $rc, status '$status' (want '$expect'), reason '$error' (want '*$reason*')"

@@ -185,4 +185,5 @@ const ks_backend_i ks_backend_c = {
     .run = c_run,
     .sync = c_sync,
     .unload = c_unload,
+    .load_sandboxed = true,
 };

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Issue benchmark (the ceiling probed beside every timing): the best kernel of
+# each built-in task (tests/kernels/<task>_fast.c, or KERNEL_<task>=file),
+# evaluated N times in a row. For the largest workload, prints the spread
+# (max/min) of its roofline fraction (against the probe measured beside it)
+# and of its absolute GB/s, and the highest fraction seen. Goal: fractions
+# never above 1.05, their spread at most half the spread of the GB/s.
+#   N=10 TASKS="softmax rmsnorm layernorm selective_scan" bash bench/ceiling_spread.sh
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+ks=${KSEARCH:-$here/build/ksearch}
+n=${N:-10}
+out=${OUT_JSON:-}
+rows=()
+for task in ${TASKS:-softmax rmsnorm layernorm selective_scan}; do
+  var=KERNEL_$task
+  kernel=${!var:-$here/tests/kernels/${task}_fast.c}
+  "$ks" eval "$task" "$kernel" --json -q >/dev/null 2>&1 # reference + build
+  vals=()
+  for i in $(seq "$n"); do
+    vals+=("$("$ks" eval "$task" "$kernel" --json -q 2>/dev/null)")
+  done
+  rows+=("$(printf '%s\n' "${vals[@]}" | python3 -c '
+import json, sys
+task = sys.argv[1]
+runs = [json.loads(l) for l in sys.stdin if l.strip()]
+def size(w): 
+    p = 1
+    for v in w["axes"].values(): p *= v
+    return p
+big = max(range(len(runs[0]["workloads"])), key=lambda i: size(runs[0]["workloads"][i]))
+fr = [r["workloads"][big]["roofline_fraction"] for r in runs if r["status"] == "ok"]
+gb = [r["workloads"][big]["gbps"] for r in runs if r["status"] == "ok"]
+st = [r["status"] for r in runs]
+ceil = runs[0]["workloads"][big]["ceiling"]
+res = {"task": task, "workload": runs[0]["workloads"][big]["axes"], "ceiling": ceil,
+       "statuses": st, "fractions": fr, "gbps": gb,
+       "fraction_spread": max(fr) / min(fr) if fr else None,
+       "gbps_spread": max(gb) / min(gb) if gb else None,
+       "fraction_max": max(fr) if fr else None}
+print(json.dumps(res))
+' "$task")")
+done
+printf '%s\n' "${rows[@]}" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+print("%-15s %-8s %6s %9s %9s %9s  %s" % ("task", "ceiling", "evals", "frac max", "frac spr", "GB/s spr", "goal"))
+for r in rows:
+    ok = r["fraction_max"] is not None and r["fraction_max"] <= 1.05 and \
+         (r["fraction_spread"] - 1) <= 0.5 * (r["gbps_spread"] - 1)
+    print("%-15s %-8s %6d %9.3f %9.3f %9.3f  %s" % (r["task"], r["ceiling"], len(r["fractions"]),
+          r["fraction_max"] or 0, r["fraction_spread"] or 0, r["gbps_spread"] or 0, "met" if ok else "NOT met"))
+' 
+[[ -n $out ]] && printf '%s\n' "${rows[@]}" > "$out"
+exit 0

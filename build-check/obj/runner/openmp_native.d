@@ -1,0 +1,1 @@
+build-check/obj/runner/openmp_native.o: runner/openmp_native.c

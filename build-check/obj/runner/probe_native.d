@@ -1,0 +1,1 @@
+build-check/obj/runner/probe_native.o: runner/probe_native.c

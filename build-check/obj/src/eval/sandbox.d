@@ -1,0 +1,2 @@
+build-check/obj/src/eval/sandbox.o: src/eval/sandbox.c src/eval/sandbox.h \
+ include/ksearch.h src/util/util.h

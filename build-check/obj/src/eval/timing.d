@@ -1,0 +1,1 @@
+build-check/obj/src/eval/timing.o: src/eval/timing.c src/eval/timing.h

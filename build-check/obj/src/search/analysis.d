@@ -1,0 +1,3 @@
+build-check/obj/src/search/analysis.o: src/search/analysis.c \
+ src/search/analysis.h src/backend/roofline.h include/ksearch.h \
+ src/search/class_spec.h src/util/util.h

@@ -1,0 +1,1 @@
+build-check/obj/src/task/dtype.o: src/task/dtype.c include/ksearch.h

@@ -1,0 +1,1 @@
+build-check/obj/src/util/err.o: src/util/err.c include/ksearch.h

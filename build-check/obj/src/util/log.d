@@ -1,0 +1,2 @@
+build-check/obj/src/util/log.o: src/util/log.c src/util/util.h \
+ include/ksearch.h

@@ -1,0 +1,635 @@
+/* judge.c — see judge.h. One evaluation, as the judge sees it:
+ *
+ *   start the executor (job on its command pipe), ping it to calibrate the
+ *   round trip, have it load the artifact (C: inside the sandbox), then per
+ *   workload: for each correctness seed and then each timing set (in an
+ *   order drawn from getrandom, each set used once: no timed repetition
+ *   sees inputs it has seen before), write the inputs into the sealed input
+ *   memfd, poison the outputs, prep (device upload, cache eviction), call,
+ *   collect (device download), freeze the executor, check guards and
+ *   compare with the reference, thaw. Beside each timed repetition the
+ *   probe executor (trusted code only) moves the workload's bytes, so the
+ *   ceiling is measured in the same minute on the same footprint.
+ */
+#include "eval/judge.h"
+#include "backend/backend.h"
+#include "eval/correctness.h"
+#include "eval/sandbox.h"
+#include "task/inputs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#define GUARD KS_EXEC_GUARD
+#define GBYTE KS_EXEC_GUARD_BYTE
+
+typedef struct layout {
+  size_t in_off[KS_MAX_TENSORS], in_b[KS_MAX_TENSORS];
+  size_t out_off[KS_MAX_TENSORS], out_b[KS_MAX_TENSORS];
+  int64_t out_n[KS_MAX_TENSORS];
+  size_t in_end, out_end;
+} layout;
+
+typedef struct shm {
+  int fd;
+  unsigned char *map;
+  size_t size;
+} shm;
+
+static size_t page_up(size_t b) { return (b + 4095) & ~(size_t)4095; }
+
+static void layout_wl(const ks_task *t, const ks_workload *w, layout *l) {
+  size_t off = GUARD;
+  for (int i = 0; i < t->n_inputs; i++) {
+    l->in_b[i] = (size_t)ks_tensor_numel(t, &t->inputs[i], w) *
+                 ks_dtype_size(t->inputs[i].dtype);
+    l->in_off[i] = off;
+    off += page_up(l->in_b[i] ? l->in_b[i] : 1) + GUARD;
+  }
+  l->in_end = off;
+  off = GUARD;
+  for (int i = 0; i < t->n_outputs; i++) {
+    l->out_n[i] = ks_tensor_numel(t, &t->outputs[i], w);
+    l->out_b[i] = (size_t)l->out_n[i] * ks_dtype_size(t->outputs[i].dtype);
+    l->out_off[i] = off;
+    off += page_up(l->out_b[i] ? l->out_b[i] : 1) + GUARD;
+  }
+  l->out_end = off;
+}
+
+/* A memfd the judge maps read-write. seal_writes: nobody else can ever map
+ * it writable (F_SEAL_FUTURE_WRITE keeps the judge's own mapping); it can
+ * never shrink, so reading it cannot fault the judge. */
+static ks_code shm_new(shm *s, const char *name, size_t size, bool seal_writes,
+                       ks_err *err) {
+  s->size = size;
+  s->fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (s->fd < 0)
+    return ks_err_set(err, KS_ERR_ENV, "memfd_create: %s", strerror(errno));
+  if (ftruncate(s->fd, (off_t)size) != 0) {
+    close(s->fd);
+    return ks_err_set(err, KS_ERR_ENV, "memfd of %zu bytes: %s", size,
+                      strerror(errno));
+  }
+  s->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+  if (s->map == MAP_FAILED) {
+    close(s->fd);
+    return ks_err_set(err, KS_ERR_ENV, "mmap of %zu bytes: %s", size,
+                      strerror(errno));
+  }
+  int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+  if (seal_writes)
+    seals |= F_SEAL_FUTURE_WRITE;
+  if (fcntl(s->fd, F_ADD_SEALS, seals) != 0) {
+    munmap(s->map, size);
+    close(s->fd);
+    return ks_err_set(err, KS_ERR_ENV, "memfd seals: %s", strerror(errno));
+  }
+  return KS_OK;
+}
+
+static void shm_free(shm *s) {
+  if (s->map && s->map != MAP_FAILED)
+    munmap(s->map, s->size);
+  if (s->fd >= 0)
+    close(s->fd);
+}
+
+void ks_judge_ref_file(const char *ref_dir, const ks_task *task,
+                       const ks_workload *w, uint64_t seed, const char *out,
+                       char *path, size_t n) {
+  char hex[17];
+  ks_hash_hex(ks_hash64(w->axis, sizeof(int64_t) * (size_t)task->n_axes, 5),
+              hex);
+  snprintf(path, n, "%.3900s/%s-s%llu-%s.bin", ref_dir, hex,
+           (unsigned long long)seed, out);
+}
+
+int ks_judge_sets_for(const ks_task *task, const ks_workload *w,
+                      const ks_timing_opts *t) {
+  double out = 0;
+  for (int i = 0; i < task->n_outputs; i++)
+    out += (double)ks_tensor_numel(task, &task->outputs[i], w) *
+           (double)ks_dtype_size(task->outputs[i].dtype);
+  int lo = t->min_reps > 0 ? t->min_reps : 10;
+  int hi = t->max_reps > 0 ? t->max_reps : KS_MAX_SETS;
+  if (hi > KS_MAX_SETS)
+    hi = KS_MAX_SETS;
+  if (lo > hi)
+    lo = hi;
+  /* the reference outputs of every set are cached: 256 MiB per workload */
+  double fit = out > 0 ? (256.0 * (1 << 20)) / out : hi;
+  int n = fit >= hi ? hi : (int)fit;
+  return n < lo ? lo : n;
+}
+
+static json_t *job_json(const ks_judge_plan *p, const char *mode,
+                        const char *backend, bool landlock, bool host,
+                        size_t in_size, size_t out_size) {
+  const ks_task *t = p->task;
+  json_t *wls = json_array();
+  for (int wi = 0; wi < t->n_workloads; wi++) {
+    layout l;
+    layout_wl(t, &t->workloads[wi], &l);
+    json_t *axes = json_array(), *sc = json_array(), *in = json_array(),
+           *out = json_array();
+    for (int a = 0; a < t->n_axes; a++)
+      json_array_append_new(axes, json_integer(t->workloads[wi].axis[a]));
+    for (int s = 0; s < t->n_scalars; s++)
+      json_array_append_new(sc, json_real(t->scalars[s].value));
+    for (int i = 0; i < t->n_inputs; i++)
+      json_array_append_new(in, json_pack("[I,I]", (json_int_t)l.in_off[i],
+                                          (json_int_t)l.in_b[i]));
+    for (int i = 0; i < t->n_outputs; i++)
+      json_array_append_new(out, json_pack("[I,I]", (json_int_t)l.out_off[i],
+                                           (json_int_t)l.out_b[i]));
+    json_array_append_new(wls, json_pack("{s:o, s:o, s:o, s:o}", "axes", axes,
+                                         "scalars", sc, "in", in, "out", out));
+  }
+  const char *evict = "none";
+  if (p->evict) {
+#if defined(__x86_64__) || defined(__i386__)
+    evict = host ? "clflush" : "stream";
+#else
+    evict = "stream";
+#endif
+  }
+  return json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:f, s:I, s:I, s:s, s:b, "
+                   "s:o}",
+                   "mode", mode, "backend", backend, "artifact",
+                   p->artifact ? p->artifact : "", "task", t->json_path,
+                   "threads", p->threads, "mem_limit",
+                   (json_int_t)p->mem_limit_bytes, "cpu_limit", p->cpu_limit_s,
+                   "in_size", (json_int_t)in_size, "out_size",
+                   (json_int_t)out_size, "evict", evict, "landlock", landlock,
+                   "workloads", wls);
+}
+
+static ks_code start(ks_exec *x, json_t *job, const shm *in, const shm *out,
+                     int threads, double timeout_s, ks_err *err) {
+  char *text = json_dumps(job, JSON_COMPACT);
+  json_decref(job);
+  ks_code rc = ks_exec_start(x, text, in->fd, out->fd, threads, timeout_s, err);
+  free(text);
+  return rc;
+}
+
+static bool guards_ok(const ks_task *t, const layout *l, const shm *out,
+                      char *why, size_t n) {
+  for (int i = 0; i < t->n_outputs; i++) {
+    const unsigned char *d = out->map + l->out_off[i];
+    for (long k = GUARD; k >= 1; k--)
+      if (d[-k] != GBYTE) {
+        snprintf(why, n,
+                 "wrote before the start of output %s (guard bytes changed "
+                 "at offset %+ld)",
+                 t->outputs[i].name, -k);
+        return false;
+      }
+    size_t tail = page_up(l->out_b[i] ? l->out_b[i] : 1) + GUARD - l->out_b[i];
+    for (size_t k = 0; k < tail; k++)
+      if (d[l->out_b[i] + k] != GBYTE) {
+        snprintf(why, n,
+                 "wrote past the end of output %s (guard bytes changed at "
+                 "offset %+ld)",
+                 t->outputs[i].name, (long)k + 1);
+        return false;
+      }
+  }
+  return true;
+}
+
+static bool read_ref(const char *path, void *buf, size_t n) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)got);
+    if (r <= 0)
+      break;
+    got += (size_t)r;
+  }
+  close(fd);
+  return got == n;
+}
+
+static bool write_ref(const char *path, const void *buf, size_t n) {
+  char tmp[PATH_MAX + 32];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return false;
+  size_t put = 0;
+  while (put < n) {
+    ssize_t w = write(fd, (const char *)buf + put, n - put);
+    if (w <= 0)
+      break;
+    put += (size_t)w;
+  }
+  bool ok = close(fd) == 0 && put == n && rename(tmp, path) == 0;
+  if (!ok)
+    unlink(tmp);
+  return ok;
+}
+
+typedef struct judge_ctx {
+  const ks_judge_plan *p;
+  ks_judge_out *o;
+  shm in, out, pout;
+  ks_exec probe;
+  bool have_probe, device;
+  void *ref; /* one reference output at a time */
+  size_t ref_cap;
+} judge_ctx;
+
+void ks_input_cache_free(ks_input_cache *c) {
+  for (int i = 0; i < c->n; i++)
+    free(c->e[i].data);
+  c->n = 0;
+  c->used = 0;
+}
+
+static void fill_inputs(judge_ctx *c, const ks_workload *w, const layout *l,
+                        uint64_t seed) {
+  const ks_task *t = c->p->task;
+  ks_input_cache *ic = c->p->inputs;
+  int wi = (int)(w - t->workloads);
+  int hit = -1;
+  for (int k = 0; ic && k < ic->n && hit < 0; k++)
+    if (ic->e[k].wl == wi && ic->e[k].seed == seed)
+      hit = k;
+  size_t total = 0;
+  for (int i = 0; i < t->n_inputs; i++)
+    total += l->in_b[i];
+  if (hit >= 0) {
+    size_t off = 0;
+    for (int i = 0; i < t->n_inputs; i++) {
+      memcpy(c->in.map + l->in_off[i], ic->e[hit].data + off, l->in_b[i]);
+      off += l->in_b[i];
+    }
+  } else {
+    for (int i = 0; i < t->n_inputs; i++)
+      ks_inputs_fill(t, &t->inputs[i], w, seed, c->in.map + l->in_off[i]);
+    if (ic && ic->n < (int)(sizeof ic->e / sizeof *ic->e) &&
+        ic->used + total <= ic->budget) {
+      unsigned char *d = malloc(total ? total : 1);
+      if (d) {
+        size_t off = 0;
+        for (int i = 0; i < t->n_inputs; i++) {
+          memcpy(d + off, c->in.map + l->in_off[i], l->in_b[i]);
+          off += l->in_b[i];
+        }
+        ic->e[ic->n].wl = wi;
+        ic->e[ic->n].seed = seed;
+        ic->e[ic->n].bytes = total;
+        ic->e[ic->n++].data = d;
+        ic->used += total;
+      }
+    }
+  }
+  memset(c->out.map, GBYTE, l->out_end);
+  for (int i = 0; i < t->n_outputs; i++)
+    ks_output_poison(&t->outputs[i], c->out.map + l->out_off[i], l->out_n[i]);
+}
+
+/* One call: prep, call, collect. false when the executor is gone (or the
+ * device said why in *why, with true returned and *failed set). */
+static bool one_call(judge_ctx *c, int wi, bool evict, int64_t *claimed,
+                     int64_t *window, int64_t *dev_ns, char *why, size_t n,
+                     bool *failed) {
+  ks_exec *x = &c->o->x;
+  ks_exec_event ev;
+  char cmd[128];
+  *failed = false;
+  snprintf(cmd, sizeof cmd, "\"cmd\":\"prep\",\"wl\":%d,\"evict\":%s", wi,
+           evict ? "true" : "false");
+  if (!ks_exec_ask(x, cmd, KS_EV_PREPPED, &ev, NULL))
+    return false;
+  /* a round trip with the executor awake, as it is for the call: the
+   * largest of these bounds what the judge's clock adds to a call */
+  int64_t ping;
+  if (!ks_exec_ask(x, "\"cmd\":\"ping\"", KS_EV_PONG, &ev, &ping))
+    return false;
+  if ((double)ping > c->o->ping_ns)
+    c->o->ping_ns = (double)ping;
+  if (!ks_exec_ask(x, "\"cmd\":\"call\"", KS_EV_RET, &ev, window))
+    return false;
+  *claimed = ev.ns;
+  *dev_ns = ev.dev_ns;
+  if (ev.ns > *window + 1000) {
+    ks_exec_violate(x,
+                    "protocol violation: the executor claimed %lld ns for a "
+                    "call the judge saw take %lld ns",
+                    (long long)ev.ns, (long long)*window);
+    return false;
+  }
+  if (c->device) {
+    if (!ks_exec_ask(x, "\"cmd\":\"collect\"", KS_EV_COLLECTED, &ev, NULL))
+      return false;
+    if (ev.text[0]) {
+      ks_strlcpy(why, ev.text, n);
+      *failed = true;
+    }
+  }
+  return true;
+}
+
+/* Freezes the executor, checks guards and compares with the reference (or
+ * stores the outputs, in reference mode), thaws. false with why. */
+static bool judge_outputs(judge_ctx *c, const ks_workload *w, const layout *l,
+                          uint64_t seed, ks_judge_wl *r, char *why, size_t n,
+                          bool *gone) {
+  const ks_task *t = c->p->task;
+  ks_exec *x = &c->o->x;
+  *gone = false;
+  if (!ks_exec_freeze(x)) {
+    *gone = true;
+    return false;
+  }
+  bool ok = guards_ok(t, l, &c->out, why, n);
+  for (int i = 0; ok && i < t->n_outputs; i++) {
+    char path[PATH_MAX];
+    ks_judge_ref_file(c->p->ref_dir, t, w, seed, t->outputs[i].name, path,
+                      sizeof path);
+    const unsigned char *got = c->out.map + l->out_off[i];
+    if (c->p->reference) {
+      if (!ks_file_exists(path) && !write_ref(path, got, l->out_b[i])) {
+        snprintf(why, n, "cannot write the reference output %.500s", path);
+        ok = false;
+      }
+      continue;
+    }
+    if (l->out_b[i] > c->ref_cap) {
+      free(c->ref);
+      c->ref_cap = l->out_b[i];
+      c->ref = ks_xmalloc(c->ref_cap ? c->ref_cap : 1);
+    }
+    if (!read_ref(path, c->ref, l->out_b[i])) {
+      snprintf(why, n,
+               "the reference output %.480s is missing or short; run "
+               "again (it is recomputed)",
+               path);
+      ok = false;
+      break;
+    }
+    ks_compare cmp;
+    ks_compare_outputs(t->outputs[i].name, t->outputs[i].dtype, got, c->ref,
+                       l->out_n[i], ks_task_tolerance(t, t->outputs[i].dtype),
+                       &cmp);
+    if (cmp.max_abs_err > r->max_abs_err)
+      r->max_abs_err = cmp.max_abs_err;
+    if (cmp.max_rel_err > r->max_rel_err)
+      r->max_rel_err = cmp.max_rel_err;
+    if (!cmp.ok) {
+      ks_strlcpy(why, cmp.reason, n);
+      ok = false;
+    }
+  }
+  ks_exec_thaw(x);
+  return ok;
+}
+
+static bool probe_once(judge_ctx *c, int wi, int k, int64_t *ns) {
+  ks_exec_event ev;
+  char cmd[96];
+  snprintf(cmd, sizeof cmd,
+           "\"cmd\":\"probe\",\"wl\":%d,\"evict\":%s,\"nt\":%s", wi,
+           c->p->evict ? "true" : "false", k % 2 ? "true" : "false");
+  if (!ks_exec_ask(&c->probe, cmd, KS_EV_PROBED, &ev, NULL))
+    return false;
+  *ns = ev.ns;
+  return true;
+}
+
+static void shuffle(int *a, int n) {
+  uint64_t seed = 0;
+  if (getrandom(&seed, sizeof seed, 0) != sizeof seed)
+    seed = (uint64_t)ks_now_ns();
+  ks_rng r;
+  ks_rng_seed(&r, seed, 77);
+  for (int i = 0; i < n; i++)
+    a[i] = i;
+  for (int i = n - 1; i > 0; i--) {
+    int j = (int)(ks_rng_u64(&r) % (uint64_t)(i + 1));
+    int tmp = a[i];
+    a[i] = a[j];
+    a[j] = tmp;
+  }
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Correctness seeds, then the timing sets of one workload. false when the
+ * executor is gone (the outcome fields say why). */
+static bool run_workload(judge_ctx *c, int wi) {
+  const ks_judge_plan *p = c->p;
+  const ks_task *t = p->task;
+  const ks_workload *w = &t->workloads[wi];
+  ks_judge_wl *r = &c->o->wl[wi];
+  layout l;
+  layout_wl(t, w, &l);
+  c->o->in_flight = wi;
+  r->ran = true;
+  char why[600] = "";
+  bool gone = false, failed = false;
+  int64_t claimed, window, dev_ns;
+  bool ok = true;
+  for (int s = 0; ok && s < p->n_seeds; s++) {
+    if (p->reference) { /* stored already: nothing to compute */
+      bool have = true;
+      for (int i = 0; i < t->n_outputs && have; i++) {
+        char path[PATH_MAX];
+        ks_judge_ref_file(p->ref_dir, t, w, p->seeds[s], t->outputs[i].name,
+                          path, sizeof path);
+        have = ks_file_exists(path);
+      }
+      if (have)
+        continue;
+    }
+    fill_inputs(c, w, &l, p->seeds[s]);
+    if (!one_call(c, wi, false, &claimed, &window, &dev_ns, why, sizeof why,
+                  &failed))
+      return false;
+    ok = !failed &&
+         judge_outputs(c, w, &l, p->seeds[s], r, why, sizeof why, &gone);
+    if (gone)
+      return false;
+    if (!ok && s > 0) {
+      char more[600];
+      snprintf(more, sizeof more,
+               "%.440s (seed %d of %d; the earlier seeds "
+               "passed)",
+               why, s + 1, p->n_seeds);
+      ks_strlcpy(why, more, sizeof why);
+    }
+  }
+  int nsets = p->n_sets[wi];
+  if (ok && nsets > 0) {
+    int order[KS_MAX_SETS];
+    shuffle(order, nsets);
+    double cl[KS_MAX_SETS], dv[KS_MAX_SETS], pr[KS_MAX_SETS];
+    double wmin = 0;
+    int nd = 0, np = 0;
+    for (int k = 0; ok && k < nsets; k++) {
+      uint64_t seed = p->set_seed0 + (uint64_t)order[k];
+      fill_inputs(c, w, &l, seed);
+      if (!one_call(c, wi, p->evict, &claimed, &window, &dev_ns, why,
+                    sizeof why, &failed))
+        return false;
+      ok = !failed && judge_outputs(c, w, &l, seed, r, why, sizeof why, &gone);
+      if (gone)
+        return false;
+      if (!ok) {
+        char more[600];
+        snprintf(more, sizeof more,
+                 "%.400s (in timed repetition %d, on inputs it had not seen "
+                 "before; the correctness seeds passed)",
+                 why, k + 1);
+        ks_strlcpy(why, more, sizeof why);
+        break;
+      }
+      cl[k] = (double)claimed;
+      if (dev_ns >= 0)
+        dv[nd++] = (double)dev_ns;
+      if (k == 0 || window < wmin)
+        wmin = (double)window;
+      int64_t pns;
+      if (c->have_probe && probe_once(c, wi, k, &pns))
+        pr[np++] = (double)pns;
+    }
+    if (ok) {
+      r->claimed = ks_time_summarize(cl, nsets);
+      r->window_min_ns = wmin;
+      /* the time that counts: never less than the judge's own fastest
+       * exchange less the calibrated round trip */
+      double floor_ns = wmin - c->o->ping_ns;
+      r->time_ns = r->claimed.min_ns > floor_ns ? r->claimed.min_ns : floor_ns;
+      r->clock_verified = floor_ns > 0;
+      if (p->reference) /* trusted code in its own executor */
+        r->time_ns = r->claimed.min_ns;
+      if (nd > 0) {
+        qsort(dv, (size_t)nd, sizeof *dv, cmp_d);
+        r->dev_ns_median = dv[nd / 2];
+      }
+      if (np > 0) {
+        qsort(pr, (size_t)np, sizeof *pr, cmp_d);
+        r->probe_ns_min = pr[0];
+        r->probe_ns_median = pr[np / 2];
+        r->probe_bytes = 0;
+        for (int i = 0; i < t->n_inputs; i++)
+          r->probe_bytes += (double)l.in_b[i];
+        for (int i = 0; i < t->n_outputs; i++)
+          r->probe_bytes += (double)l.out_b[i];
+      }
+      /* a gross lie is a violation; a small one is floored above */
+      if (!p->reference && floor_ns > 100e3 &&
+          r->claimed.min_ns * 4 < floor_ns) {
+        ks_exec_violate(&c->o->x,
+                        "protocol violation: the executor claimed %.0f ns for "
+                        "its fastest call where the judge's clock allows no "
+                        "less than %.0f ns",
+                        r->claimed.min_ns, floor_ns);
+        return false;
+      }
+    }
+  }
+  r->correct = ok;
+  ks_strlcpy(r->reason, why, sizeof r->reason);
+  return true;
+}
+
+ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
+  memset(o, 0, sizeof *o);
+  o->in_flight = -1;
+  o->x.pid = -1;
+  o->x.pidfd = o->x.cmd_fd = o->x.ev_fd = o->x.log_fd = -1;
+  o->x.sigsys_nr = -1;
+  const ks_task *t = p->task;
+  judge_ctx c = {.p = p, .o = o};
+  c.in.fd = c.out.fd = c.pout.fd = -1;
+  size_t in_size = 4096, out_size = 4096;
+  for (int wi = 0; wi < t->n_workloads; wi++) {
+    layout l;
+    layout_wl(t, &t->workloads[wi], &l);
+    in_size = l.in_end > in_size ? l.in_end : in_size;
+    out_size = l.out_end > out_size ? l.out_end : out_size;
+  }
+  const ks_backend_i *be = ks_backend_get(p->backend);
+  if (!be)
+    return ks_err_set(err, KS_ERR_INPUT, "unknown backend %s", p->backend);
+  c.device = be->dev_alloc != NULL;
+  bool landlock = ks_landlock_abi() >= 1;
+  if (!landlock)
+    snprintf(o->landlock_note, sizeof o->landlock_note,
+             "Landlock is not available: the executor cannot open files at "
+             "all, and C candidates load before the filter closes (weaker)");
+  ks_code rc = shm_new(&c.in, "ksearch-inputs", in_size, true, err);
+  if (!rc)
+    rc = shm_new(&c.out, "ksearch-outputs", out_size, false, err);
+  if (!rc && p->probe)
+    rc = shm_new(&c.pout, "ksearch-probe", out_size, false, err);
+  if (rc)
+    goto done;
+  rc = start(&o->x,
+             job_json(p, p->reference ? "reference" : "candidate", p->backend,
+                      landlock, !c.device, in_size, out_size),
+             &c.in, &c.out, p->threads, p->timeout_s, err);
+  if (rc || !o->x.ready)
+    goto done;
+  /* the round trip, measured while only trusted code runs there */
+  double pings[16];
+  int np = 0;
+  for (int i = 0; i < 16; i++) {
+    ks_exec_event ev;
+    int64_t win;
+    if (!ks_exec_ask(&o->x, "\"cmd\":\"ping\"", KS_EV_PONG, &ev, &win))
+      goto done;
+    pings[np++] = (double)win;
+  }
+  qsort(pings, (size_t)np, sizeof *pings, cmp_d);
+  o->ping_ns = pings[np - 1]; /* the slowest: a generous overhead */
+  {
+    ks_exec_event ev;
+    if (!ks_exec_ask(&o->x, "\"cmd\":\"load\"", KS_EV_LOADED, &ev, NULL))
+      goto done;
+  }
+  if (p->probe) {
+    ks_judge_plan pp = *p;
+    pp.artifact = "";
+    ks_err perr;
+    if (start(&c.probe,
+              job_json(&pp, "probe", "c", landlock, true, in_size, out_size),
+              &c.in, &c.pout, p->threads, p->timeout_s, &perr) == KS_OK &&
+        c.probe.ready)
+      c.have_probe = true;
+  }
+  for (int wi = 0; wi < t->n_workloads; wi++)
+    if (!run_workload(&c, wi))
+      goto done;
+  o->finished = true;
+  o->in_flight = -1;
+done:
+  if (c.have_probe || c.probe.pid > 0)
+    ks_exec_free(&c.probe);
+  ks_exec_stop(&o->x);
+  free(c.ref);
+  shm_free(&c.in);
+  shm_free(&c.out);
+  if (p->probe)
+    shm_free(&c.pout);
+  return rc;
+}
+
+void ks_judge_out_free(ks_judge_out *o) { ks_exec_free(&o->x); }

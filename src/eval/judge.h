@@ -1,0 +1,91 @@
+/* judge.h — the judge: drives an executor through every workload and
+ * decides what happened, in ksearch's own address space (DESIGN.md:
+ * Evaluation). It owns the inputs (written into a sealed memfd the executor
+ * can only read), holds the reference outputs (the executor never sees
+ * them), poisons the outputs before every call, freezes the executor while
+ * it reads them, compares, times every exchange with its own clock, runs the
+ * ceiling probe beside the timed repetitions, and turns all of that into
+ * per-workload facts. eval.c turns those into a status and a score.
+ */
+#ifndef KS_JUDGE_H
+#define KS_JUDGE_H
+
+#include "eval/exec_client.h"
+#include "eval/timing.h"
+
+#define KS_MAX_SEEDS 8
+#define KS_MAX_SETS 32
+
+/* Generated input sets, kept across the evaluations of one evaluator: the
+ * same (workload, seed) is drawn for every candidate, and drawing a large
+ * one costs more than the kernel. Bounded by KSEARCH_INPUT_CACHE_MIB
+ * (default 2048); what does not fit is drawn again each time. */
+typedef struct ks_input_cache {
+  int n;
+  struct {
+    int wl;
+    uint64_t seed;
+    size_t bytes;
+    unsigned char *data; /* the inputs, back to back in task order */
+  } e[KS_MAX_WORKLOADS * (KS_MAX_SEEDS + KS_MAX_SETS)];
+  size_t used, budget;
+} ks_input_cache;
+void ks_input_cache_free(ks_input_cache *c);
+
+typedef struct ks_judge_plan {
+  const ks_task *task;
+  const char *backend;  /* what runs the artifact (reference: "c") */
+  const char *artifact; /* built artifact path */
+  bool reference;       /* compute and store reference outputs + timing */
+  int threads;
+  int n_seeds;
+  uint64_t seeds[KS_MAX_SEEDS];
+  uint64_t set_seed0;           /* timing set j has seed set_seed0 + j */
+  int n_sets[KS_MAX_WORKLOADS]; /* timing sets (= timed reps); 0: none */
+  const char *ref_dir;          /* reference outputs: read or written */
+  bool evict;                   /* flush caches before timed reps */
+  bool probe;                   /* run the ceiling probe beside them */
+  double timeout_s;
+  int64_t mem_limit_bytes;
+  double cpu_limit_s;
+  ks_input_cache *inputs; /* may be NULL */
+} ks_judge_plan;
+
+typedef struct ks_judge_wl {
+  bool ran, correct;
+  char reason[600];
+  double max_abs_err, max_rel_err;
+  ks_time_stats claimed; /* the executor's own times of the timed reps */
+  double window_min_ns;  /* the judge's fastest exchange of those reps */
+  double time_ns;        /* what counts: see DESIGN.md, Clock */
+  bool clock_verified;   /* the judge's clock resolves this workload */
+  double dev_ns_median;  /* device backends, 0 if unknown */
+  double probe_ns_min;   /* fastest ceiling probe, 0 if none */
+  double probe_ns_median;
+  double probe_bytes; /* what one probe moved */
+} ks_judge_wl;
+
+typedef struct ks_judge_out {
+  ks_exec x;      /* the candidate's executor, after the fact */
+  bool finished;  /* every workload was driven to its end */
+  int in_flight;  /* workload index when it stopped, -1 none */
+  double ping_ns; /* slowest of 16 pings before the load */
+  char landlock_note[160];
+  ks_judge_wl wl[KS_MAX_WORKLOADS];
+} ks_judge_out;
+
+/* Evaluates the plan's artifact. KS_OK whenever the executor ran (out says
+ * how); an error only when ksearch itself could not do its part (memory,
+ * files, the runner binary missing). Call ks_judge_out_free after. */
+ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *out, ks_err *err);
+void ks_judge_out_free(ks_judge_out *out);
+/* Path of one reference output in ref_dir. */
+void ks_judge_ref_file(const char *ref_dir, const ks_task *task,
+                       const ks_workload *w, uint64_t seed, const char *out,
+                       char *path, size_t n);
+/* Timing sets a workload gets: min_reps..max_reps, fewer for big outputs
+ * (each set's reference output is cached). */
+int ks_judge_sets_for(const ks_task *task, const ks_workload *w,
+                      const ks_timing_opts *t);
+
+#endif
