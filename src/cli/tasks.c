@@ -30,6 +30,13 @@ int ks_cmd_tasks(int argc, char **argv) {
       return ks_cli_fail(2, "tasks: unknown option; usage: ksearch tasks "
                             "[--json]");
   }
+  if (optind < argc) { /* `ksearch tasks junk` is a typo, not a listing */
+    fprintf(stderr,
+            "ksearch tasks: unexpected argument \"%s\"; usage: ksearch "
+            "tasks [--json] (to evaluate a task: ksearch eval TASK KERNEL)\n",
+            argv[optind]);
+    return 2;
+  }
   const char *dir = ks_builtin_tasks_dir();
   DIR *d = opendir(dir);
   if (!d) {

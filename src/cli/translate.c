@@ -228,13 +228,14 @@ int ks_cmd_translate(int argc, char **argv) {
   if (ks_concepts_get(&cs, &err))
     return ks_cli_fail(ks_exit_code(err.code), err.msg);
   char *src = NULL;
-  if (ks_read_file(path, &src, NULL, &err)) {
+  size_t len = 0;
+  if (ks_read_file(path, &src, &len, &err)) {
     fprintf(stderr, "ksearch translate: %s: cannot read it (%s)\n", path,
             err.msg);
     return 2;
   }
   ks_cu_model m;
-  if (ks_cu_parse(src, path, &m, &err)) {
+  if (ks_cu_parse(src, len, path, &m, &err)) {
     free(src);
     return ks_cli_fail(2, err.msg);
   }

@@ -2,7 +2,9 @@
  *
  * The header is plain comments so that the file stays one a person can read,
  * copy and compile by hand (DESIGN.md: Candidate file). Parameters reach the
- * code as -D macros at build time.
+ * code as -D macros at build time, so a header value and a --param value
+ * pass the same check (ks_param_value_check) before they reach a compiler's
+ * command line.
  */
 #include "eval/candidate.h"
 #include "util/util.h"
@@ -19,6 +21,20 @@ static char *trim(char *s) {
   while (e > s && isspace((unsigned char)e[-1]))
     *--e = 0;
   return s;
+}
+
+const char *ks_param_value_check(const char *v) {
+  if (!v || !*v)
+    return "is empty";
+  size_t n = strlen(v);
+  if (n >= KS_PARAM_VALUE_MAX)
+    return "is longer than " KS_PARAM_VALUE_MAX_TEXT " characters";
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)v[i];
+    if (!(isalnum(ch) || ch == '_' || ch == '.' || ch == '+' || ch == '-'))
+      return "has a character other than letters, digits, _ . + -";
+  }
+  return NULL;
 }
 
 static ks_code parse_line(ks_candidate *c, char *line, int lineno,
@@ -54,23 +70,30 @@ static ks_code parse_line(ks_candidate *c, char *line, int lineno,
     ks_param_decl *d = &c->decls[c->n_decls];
     memset(d, 0, sizeof *d);
     ks_strlcpy(d->name, name, sizeof d->name);
-    char *save = NULL;
-    for (char *v = strtok_r(vals, ",", &save); v;
-         v = strtok_r(NULL, ",", &save)) {
+    /* split by hand: strtok would hide an empty value ("8,,16") */
+    for (char *v = vals; v && *vals;) {
+      char *comma = strchr(v, ',');
+      if (comma)
+        *comma = 0;
       v = trim(v);
-      if (!*v)
-        continue;
-      if (d->n_values >= KS_MAX_PARAM_VALUES || strlen(v) >= 32)
+      if (d->n_values >= KS_MAX_PARAM_VALUES)
         return ks_err_set(err, KS_ERR_INPUT,
-                          "%s:%d: parameter %s: at most %d values of at most "
-                          "31 characters",
-                          c->path, lineno, name, KS_MAX_PARAM_VALUES);
+                          "%s:%d: parameter %s: at most %d values", c->path,
+                          lineno, name, KS_MAX_PARAM_VALUES);
+      const char *why = ks_param_value_check(v);
+      if (why)
+        return ks_err_set(err, KS_ERR_INPUT,
+                          "%s:%d: parameter %s: value \"%.40s\" %s; values "
+                          "are short tokens (numbers or identifiers) "
+                          "separated by single commas",
+                          c->path, lineno, name, v, why);
       if (ks_param_value_index(d, v) >= 0)
         return ks_err_set(err, KS_ERR_INPUT,
                           "%s:%d: parameter %s lists %s twice; list each "
                           "value once",
                           c->path, lineno, name, v);
       ks_strlcpy(d->values[d->n_values++], v, 32);
+      v = comma ? comma + 1 : NULL;
     }
     if (d->n_values == 0)
       return ks_err_set(err, KS_ERR_INPUT,
@@ -97,6 +120,11 @@ static ks_code parse_line(ks_candidate *c, char *line, int lineno,
                         c->path, lineno, kv);
     *eq = 0;
     const char *k = kv, *v = eq + 1;
+    if (!ks_is_c_ident(k))
+      return ks_err_set(err, KS_ERR_INPUT,
+                        "%s:%d: \"%.40s=\" in the ksearch header: the key "
+                        "must be a word such as backend or entry",
+                        c->path, lineno, k);
     if (!strcmp(k, "backend"))
       ks_strlcpy(c->backend, v, sizeof c->backend);
     else if (!strcmp(k, "entry")) {
@@ -155,8 +183,21 @@ ks_code ks_candidate_parse(const char *source, const char *path,
 ks_code ks_candidate_load(const char *path, const char *default_entry,
                           ks_candidate *c, ks_err *err) {
   char *text;
-  if (ks_read_file(path, &text, NULL, err))
+  size_t len = 0;
+  if (ks_read_file(path, &text, &len, err))
     return err->code;
+  const char *nul = memchr(text, 0, len);
+  if (nul) { /* the C string would end there and hide the rest */
+    int line = 1;
+    for (const char *p = text; p < nul; p++)
+      line += *p == '\n';
+    free(text);
+    memset(c, 0, sizeof *c);
+    return ks_err_set(err, KS_ERR_INPUT,
+                      "%s:%d: NUL byte (0x00); a candidate is a text file, "
+                      "remove it",
+                      path, line);
+  }
   ks_code rc = ks_candidate_parse(text, path, default_entry, c, err);
   free(text);
   return rc;
@@ -167,11 +208,12 @@ ks_code ks_candidate_set_param(ks_candidate *c, const char *name,
   if (!ks_is_c_ident(name) || strlen(name) >= 64)
     return ks_err_set(err, KS_ERR_INPUT,
                       "--param %s: the name must be a C identifier", name);
-  if (strlen(value) >= 64 || strpbrk(value, " \t\n\"'\\$`;"))
+  const char *why = ks_param_value_check(value);
+  if (why)
     return ks_err_set(err, KS_ERR_INPUT,
-                      "--param %s=%s: values are short tokens (numbers or "
-                      "identifiers)",
-                      name, value);
+                      "--param %s=%.40s: the value %s; values are short "
+                      "tokens (numbers or identifiers)",
+                      name, value, why);
   for (int i = 0; i < c->n_decls; i++) {
     if (strcmp(c->decls[i].name, name))
       continue;

@@ -8,6 +8,9 @@
 
 #define KS_MAX_PARAMS 16
 #define KS_MAX_PARAM_VALUES 32
+/* A parameter value is shorter than this (header and --param alike). */
+#define KS_PARAM_VALUE_MAX 32
+#define KS_PARAM_VALUE_MAX_TEXT "31"
 
 typedef struct ks_param_decl {
   char name[64];
@@ -38,6 +41,10 @@ ks_code ks_candidate_parse(const char *source, const char *path,
                            ks_err *err);
 ks_code ks_candidate_load(const char *path, const char *default_entry,
                           ks_candidate *c, ks_err *err);
+/* The one rule for parameter values, which become -DNAME=VALUE: 1..31
+ * characters from letters, digits, _ . + -. NULL when v passes, else what is
+ * wrong ("is empty", ...). */
+const char *ks_param_value_check(const char *v);
 /* Sets NAME=VALUE. A declared parameter only accepts its declared values;
  * an undeclared one is accepted as a plain macro. */
 ks_code ks_candidate_set_param(ks_candidate *c, const char *name,

@@ -204,12 +204,14 @@ static ks_code write_best(run_state *s, json_t *summary, int64_t winner,
   int ns = ks_wm_plan(s->wm, bc.node_id, steps, 32);
   for (int i = 0; i < ns && i < 32; i++)
     json_array_append_new(plan, json_string(steps[i]));
-  json_t *best = json_pack(
-      "{s:I, s:f, s:s, s:o, s:o, s:O}", "candidate_id", (json_int_t)bc.id,
-      "score", be.score, "file", file, "params",
-      params ? params : json_object(), "plan", plan, "workloads",
-      rj && json_object_get(rj, "workloads") ? json_object_get(rj, "workloads")
-                                             : json_array());
+  /* a damaged result (no workloads array) reads as none; "o" steals the
+   * fresh array, where "O" on it would leak one reference */
+  json_t *wls = rj ? json_object_get(rj, "workloads") : NULL;
+  json_t *best =
+      json_pack("{s:I, s:f, s:s, s:o, s:o, s:o}", "candidate_id",
+                (json_int_t)bc.id, "score", be.score, "file", file, "params",
+                params ? params : json_object(), "plan", plan, "workloads",
+                json_is_array(wls) ? json_incref(wls) : json_array());
   json_decref(rj);
   json_object_set_new(summary, "best", best);
   ks_store_candidate_free(&bc);

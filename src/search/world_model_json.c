@@ -215,8 +215,14 @@ ks_code ks_wm_save(const ks_wm *wm, const char *path, ks_err *err) {
   if (!text)
     return ks_err_set(err, KS_ERR_NOMEM, "world model: cannot serialize");
   size_t len = strlen(text);
-  char *tmp = ks_wmi_xmalloc(strlen(path) + 16);
-  sprintf(tmp, "%s.tmp.XXXXXX", path);
+  /* memcpy, not sprintf: gcc 12's UBSan instrumentation adds a null path
+   * after the allocation and -Wformat-overflow then reported "null
+   * destination pointer" for the sprintf (a -Werror build failure) */
+  static const char suffix[] = ".tmp.XXXXXX";
+  size_t plen = strlen(path);
+  char *tmp = ks_wmi_xmalloc(plen + sizeof suffix);
+  memcpy(tmp, path, plen);
+  memcpy(tmp + plen, suffix, sizeof suffix);
   ks_code rc = KS_OK;
   int fd = mkstemp(tmp);
   if (fd < 0) {

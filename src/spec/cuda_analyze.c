@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <regex.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,13 +73,37 @@ static int norm_line(const norm *nm, int off) {
 typedef struct hits {
   ks_cuda_hit *h;
   int n, cap;
+  int *slot; /* hit_slot's set; nslot a power of two */
+  size_t nslot;
 } hits;
+
+/* (concept, line) seen: an open-addressing set of hit indexes, so that one
+ * hit per (concept, line) costs O(1), not a scan of every earlier hit */
+static size_t hit_slot(const hits *hs, const ks_concept *c, int line) {
+  uint64_t h = ((uint64_t)(uintptr_t)c * 0x9E3779B97F4A7C15ULL) ^
+               ((uint64_t)(uint32_t)line * 0xC2B2AE3D27D4EB4FULL);
+  size_t mask = hs->nslot - 1, i = (size_t)(h ^ (h >> 29)) & mask;
+  while (hs->slot[i] >= 0 &&
+         !(hs->h[hs->slot[i]].concept == c && hs->h[hs->slot[i]].line == line))
+    i = (i + 1) & mask;
+  return i;
+}
 
 static void add_hit(hits *hs, const ks_concept *c, int line, const char *ev,
                     size_t evlen) {
-  for (int i = 0; i < hs->n; i++)
-    if (hs->h[i].concept == c && hs->h[i].line == line)
-      return;
+  if ((size_t)hs->n * 2 + 2 > hs->nslot) { /* grow the set, rehash */
+    free(hs->slot);
+    hs->nslot = hs->nslot ? hs->nslot * 2 : 64;
+    hs->slot = ks_xmalloc(hs->nslot * sizeof *hs->slot);
+    for (size_t k = 0; k < hs->nslot; k++)
+      hs->slot[k] = -1;
+    for (int k = 0; k < hs->n; k++)
+      hs->slot[hit_slot(hs, hs->h[k].concept, hs->h[k].line)] = k;
+  }
+  size_t at = hit_slot(hs, c, line);
+  if (hs->slot[at] >= 0)
+    return;
+  hs->slot[at] = hs->n;
   if (hs->n == hs->cap) {
     hs->cap = hs->cap ? hs->cap * 2 : 32;
     hs->h = realloc(hs->h, (size_t)hs->cap * sizeof *hs->h);
@@ -100,9 +125,13 @@ static void match_regex(const norm *nm, const ks_concept *c, const ks_detect *d,
   size_t pos = 0, len = nm->text.len;
   regmatch_t pm[1];
   while (pos < len) {
-    if (regexec(d->re, s + pos, 1, pm, pos ? REG_NOTBOL : 0))
+    /* REG_STARTEND: without it regexec takes strlen of the rest on every
+     * call, quadratic in the number of matches */
+    pm[0].rm_so = (regoff_t)pos;
+    pm[0].rm_eo = (regoff_t)len;
+    if (regexec(d->re, s, 1, pm, REG_STARTEND | (pos ? REG_NOTBOL : 0)))
       break;
-    size_t a = pos + (size_t)pm[0].rm_so, b = pos + (size_t)pm[0].rm_eo;
+    size_t a = (size_t)pm[0].rm_so, b = (size_t)pm[0].rm_eo;
     add_hit(hs, c, norm_line(nm, (int)a), s + a, b - a);
     pos = b > a ? b : a + 1;
   }
@@ -203,6 +232,7 @@ ks_code ks_cuda_analyze_model(const ks_cu_model *m, const ks_concept_set *cs,
     }
   }
   norm_free(&nm);
+  free(hs.slot);
   /* qsort has no context argument in C11: the set goes through a static,
    * guarded by the caller holding the only reference (single use here) */
   static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -224,11 +254,12 @@ ks_code ks_cuda_analyze_file(const char *path, ks_cuda_report *out,
   if (rc)
     return rc;
   char *src = NULL;
-  rc = ks_read_file(path, &src, NULL, err);
+  size_t len = 0;
+  rc = ks_read_file(path, &src, &len, err);
   if (rc)
     return rc;
   ks_cu_model m;
-  rc = ks_cu_parse(src, path, &m, err);
+  rc = ks_cu_parse(src, len, path, &m, err);
   if (!rc) {
     rc = ks_cuda_analyze_model(&m, cs, out, err);
     ks_cu_model_free(&m);

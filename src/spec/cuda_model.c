@@ -5,6 +5,7 @@
 #include "spec/cuda_model.h"
 #include "util/util.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,7 +157,10 @@ static int body_params(const ks_toks *ts, int lb) {
   return j;
 }
 
-static void parse_scope(ks_cu_model *m, int from, int to) {
+/* Namespaces nest; deeper than this (only a hostile file) is not read. */
+#define MAX_SCOPE_DEPTH 64
+
+static void parse_scope(ks_cu_model *m, int from, int to, int depth) {
   const ks_toks *ts = &m->toks;
   int decl = -1;
   for (int i = from; i < to; i++) {
@@ -185,7 +189,8 @@ static void parse_scope(ks_cu_model *m, int from, int to) {
               (p >= 0 && ts->t[p].kind == KS_TOK_STRING &&
                ks_tok_is(ts, ks_tok_prev(ts, p), "extern"));
     if (ns) {
-      parse_scope(m, i + 1, end);
+      if (depth < MAX_SCOPE_DEPTH)
+        parse_scope(m, i + 1, end, depth + 1);
       decl = -1;
     } else if (rp >= 0) {
       int lp = ts->t[rp].match;
@@ -262,12 +267,34 @@ static void find_dim3(ks_cu_model *m) {
   }
 }
 
-ks_code ks_cu_parse(const char *src, const char *path, ks_cu_model *m,
-                    ks_err *err) {
+/* Lookups by name run once per call site: sorted, so a file with many
+ * functions and many calls stays linear-logarithmic, not quadratic. */
+static const ks_cu_model *g_sort_model; /* qsort has no context argument */
+static int cmp_name(const void *a, const void *b) {
+  const ks_cu_func *f = g_sort_model->funcs;
+  int x = *(const int *)a, y = *(const int *)b;
+  int c = strcmp(f[x].name, f[y].name);
+  return c ? c : x - y; /* the first of equal names first */
+}
+
+static void index_names(ks_cu_model *m) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  m->by_name = ks_xmalloc(sizeof(int) * (size_t)(m->n_funcs + 1));
+  for (int i = 0; i < m->n_funcs; i++)
+    m->by_name[i] = i;
+  pthread_mutex_lock(&lock);
+  g_sort_model = m;
+  qsort(m->by_name, (size_t)m->n_funcs, sizeof(int), cmp_name);
+  g_sort_model = NULL;
+  pthread_mutex_unlock(&lock);
+}
+
+ks_code ks_cu_parse(const char *src, size_t len, const char *path,
+                    ks_cu_model *m, ks_err *err) {
   memset(m, 0, sizeof *m);
   m->path = path;
   m->src = src;
-  ks_code rc = ks_lex(src, &m->toks, err);
+  ks_code rc = ks_lex_n(src, len, &m->toks, err);
   if (rc)
     return ks_err_prefix(err, "%s: ", path);
   if (m->toks.unbalanced_line) {
@@ -277,7 +304,8 @@ ks_code ks_cu_parse(const char *src, const char *path, ks_cu_model *m,
                       "{); fix the source so that it compiles with nvcc",
                       path, m->toks.unbalanced_line);
   }
-  parse_scope(m, 0, m->toks.n);
+  parse_scope(m, 0, m->toks.n, 0);
+  index_names(m);
   find_launches(m);
   find_dim3(m);
   bool kernel = false;
@@ -297,22 +325,45 @@ ks_code ks_cu_parse(const char *src, const char *path, ks_cu_model *m,
 void ks_cu_model_free(ks_cu_model *m) {
   ks_toks_free(&m->toks);
   free(m->funcs);
+  free(m->by_name);
   m->funcs = NULL;
+  m->by_name = NULL;
   m->n_funcs = m->cap_funcs = 0;
 }
 
 const ks_cu_func *ks_cu_func_at(const ks_cu_model *m, int i) {
-  for (int k = 0; k < m->n_funcs; k++)
-    if (i > m->funcs[k].lbrace && i < m->funcs[k].rbrace)
-      return &m->funcs[k];
+  /* functions are in source order and do not nest: binary search */
+  int lo = 0, hi = m->n_funcs - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    const ks_cu_func *f = &m->funcs[mid];
+    if (f->lbrace >= 0 && i > f->lbrace && i < f->rbrace)
+      return f;
+    int at = f->lbrace >= 0 ? f->lbrace : f->name_tok;
+    if (i <= at)
+      hi = mid - 1;
+    else
+      lo = mid + 1;
+  }
   return NULL;
 }
 
 const ks_cu_func *ks_cu_func_named(const ks_cu_model *m, const char *name) {
-  for (int k = 0; k < m->n_funcs; k++)
-    if (!strcmp(m->funcs[k].name, name))
-      return &m->funcs[k];
-  return NULL;
+  if (!m->by_name)
+    return NULL;
+  int lo = 0, hi = m->n_funcs - 1, found = -1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    int c = strcmp(m->funcs[m->by_name[mid]].name, name);
+    if (c >= 0) {
+      if (!c)
+        found = mid;
+      hi = mid - 1;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return found < 0 ? NULL : &m->funcs[m->by_name[found]];
 }
 
 static bool type_like(const ks_toks *ts, int i) {

@@ -49,7 +49,8 @@ typedef struct ks_cu_model {
   const char *src;
   ks_toks toks;
   int n_funcs, cap_funcs;
-  ks_cu_func *funcs;
+  ks_cu_func *funcs; /* in source order */
+  int *by_name;      /* indexes of funcs sorted by name (lookups by name) */
   int n_launches;
   ks_cu_launch launches[KS_CU_MAX_LAUNCHES];
   int n_dim3;
@@ -58,9 +59,10 @@ typedef struct ks_cu_model {
 
 /* Parses CUDA source. KS_ERR_INPUT, naming path and line, when it does not
  * tokenize, has unbalanced brackets, or holds no __global__ function (then
- * it is not a CUDA kernel file). src must outlive the model. */
-ks_code ks_cu_parse(const char *src, const char *path, ks_cu_model *m,
-                    ks_err *err);
+ * it is not a CUDA kernel file), or holds a NUL byte before len (the file's
+ * length as read). src must outlive the model. */
+ks_code ks_cu_parse(const char *src, size_t len, const char *path,
+                    ks_cu_model *m, ks_err *err);
 void ks_cu_model_free(ks_cu_model *m);
 
 /* The function whose body holds token i, or NULL. */

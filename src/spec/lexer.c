@@ -360,9 +360,20 @@ static void match_brackets(ks_toks *ts) {
   free(pstack);
 }
 
-ks_code ks_lex(const char *src, ks_toks *out, ks_err *err) {
+ks_code ks_lex_n(const char *src, size_t len, ks_toks *out, ks_err *err) {
   memset(out, 0, sizeof *out);
   out->src = src;
+  /* a NUL inside the file would end the C string early and hide the rest */
+  const char *nul = memchr(src, 0, len);
+  if (nul) {
+    int line = 1;
+    for (const char *p = src; p < nul; p++)
+      line += *p == '\n';
+    return ks_err_set(err, KS_ERR_INPUT,
+                      "line %d: NUL byte (0x00); source files hold text, so "
+                      "remove it (the rest of the file would be ignored)",
+                      line);
+  }
   lexer L = {.s = src, .i = 0, .line = 1, .out = out, .err = err};
   if (!lex_all(&L)) {
     ks_toks_free(out);
@@ -371,6 +382,10 @@ ks_code ks_lex(const char *src, ks_toks *out, ks_err *err) {
   }
   match_brackets(out);
   return KS_OK;
+}
+
+ks_code ks_lex(const char *src, ks_toks *out, ks_err *err) {
+  return ks_lex_n(src, strlen(src), out, err);
 }
 
 void ks_toks_free(ks_toks *ts) {

@@ -48,6 +48,9 @@ typedef struct ks_toks {
  * character, a NUL byte. Unbalanced brackets are not an error here; see
  * unbalanced_line. */
 ks_code ks_lex(const char *src, ks_toks *out, ks_err *err);
+/* The same over src[0..len) (src[len] must be 0): a NUL byte before len (a
+ * file read whole) is an error naming its line. */
+ks_code ks_lex_n(const char *src, size_t len, ks_toks *out, ks_err *err);
 void ks_toks_free(ks_toks *ts);
 
 /* True when token i exists and its text is exactly s. */

@@ -23,13 +23,14 @@ ks_code ks_spec_seed_load(const char *path, const char *backend,
     return rc;
   ks_spec_seed *s = ks_xcalloc(1, sizeof *s);
   ks_strlcpy(s->path, path, sizeof s->path);
-  rc = ks_read_file(path, &s->source, NULL, err);
+  size_t len = 0;
+  rc = ks_read_file(path, &s->source, &len, err);
   if (rc) {
     free(s);
     return ks_err_prefix(err, "--seed-cuda: ");
   }
   ks_cu_model m;
-  rc = ks_cu_parse(s->source, path, &m, err);
+  rc = ks_cu_parse(s->source, len, path, &m, err);
   if (rc) {
     ks_spec_seed_free(s);
     return ks_err_prefix(err, "--seed-cuda: ");

@@ -31,15 +31,29 @@ void ks_tr_copy_gap(ks_tr *x, int from_off, int to_off) {
     ks_buf_append(x->out, x->ts->src + from_off, (size_t)(to_off - from_off));
 }
 
-int ks_tr_body_depth(const ks_toks *ts, const ks_cu_func *f, int i) {
+int ks_tr_body_depth(const ks_tr *x, const ks_cu_func *f, int i) {
   int d = 0;
-  for (int k = f->lbrace + 1; k < i; k++) {
-    if (ks_tok_is(ts, k, "{"))
-      d++;
-    else if (ks_tok_is(ts, k, "}"))
-      d--;
-  }
+  for (int b = x->encl[i]; b > f->lbrace; b = x->encl[b])
+    d++;
   return d;
+}
+
+static void compute_encl(ks_tr *x) {
+  const ks_toks *ts = x->ts;
+  int *stack = ks_xmalloc(sizeof(int) * (size_t)(ts->n + 1));
+  int sp = 0;
+  x->encl = ks_xmalloc(sizeof(int) * (size_t)(ts->n + 1));
+  for (int i = 0; i < ts->n; i++) {
+    x->encl[i] = sp ? stack[sp - 1] : -1;
+    if (ts->t[i].in_pp || ts->t[i].kind != KS_TOK_PUNCT || ts->t[i].len != 1)
+      continue;
+    char c = ts->src[ts->t[i].off];
+    if (c == '{')
+      stack[sp++] = i;
+    else if (c == '}' && sp)
+      sp--;
+  }
+  free(stack);
 }
 
 /* #if / #ifdef on __CUDA_ARCH__: the device branch is for NVIDIA GPUs only,
@@ -98,6 +112,7 @@ ks_code ks_tr_init(ks_tr *x, const ks_cu_model *m, const ks_spec_target *t,
   x->pending = json_array();
   x->skip = ks_xcalloc((size_t)m->toks.n + 1, sizeof *x->skip);
   x->space_global = x->space_shared = x->space_private = "";
+  compute_encl(x);
   mark_cuda_arch(x);
   return ks_cuda_analyze_model(m, x->cs, &x->rep, err);
 }
@@ -105,6 +120,8 @@ ks_code ks_tr_init(ks_tr *x, const ks_cu_model *m, const ks_spec_target *t,
 void ks_tr_fini(ks_tr *x) {
   json_decref(x->pending);
   free(x->skip);
+  free(x->encl);
+  free(x->taint);
   ks_cuda_report_free(&x->rep);
 }
 
@@ -119,13 +136,20 @@ static const char *concept_for(const ks_tr *x, const char *ident) {
       "double_buffering_cp_async", "split_kv_flash_decoding"};
   if (!x->fn)
     return NULL;
+  ks_tr *w = (ks_tr *)x; /* the memo only: same answer for the same fn */
+  if (w->pref_fn == x->fn)
+    return w->pref_id;
+  w->pref_fn = x->fn;
+  w->pref_id = NULL;
   int a = x->ts->t[x->fn->lbrace].line, b = x->ts->t[x->fn->rbrace].line;
-  for (size_t k = 0; k < sizeof k_pref / sizeof *k_pref; k++)
+  for (size_t k = 0; k < sizeof k_pref / sizeof *k_pref && !w->pref_id; k++)
     for (int i = 0; i < x->rep.n_hits; i++)
       if (x->rep.hits[i].line >= a && x->rep.hits[i].line <= b &&
-          !strcmp(x->rep.hits[i].concept->id, k_pref[k]))
-        return k_pref[k];
-  return NULL;
+          !strcmp(x->rep.hits[i].concept->id, k_pref[k])) {
+        w->pref_id = k_pref[k];
+        break;
+      }
+  return w->pref_id;
 }
 
 void ks_tr_enter(ks_tr *x, const ks_cu_func *f) {
@@ -397,30 +421,44 @@ char ks_tr_param_space(ks_tr *x, const ks_cu_func *f, int p) {
 
 /* ------------------------------------------------------------ uses */
 
-static bool uses_rec(const ks_tr *x, const ks_cu_func *f,
-                     bool (*pred)(const ks_tr *, int), int depth) {
-  if (f->lbrace < 0 || depth > 16)
-    return false;
-  const ks_toks *ts = x->ts;
-  for (int i = f->lbrace + 1; i < f->rbrace; i++) {
-    if (x->skip[i])
-      continue;
-    if (pred(x, i))
-      return true;
-    if (ts->t[i].kind == KS_TOK_IDENT && ks_tok_is(ts, i + 1, "(")) {
-      char name[64];
-      ks_tok_text(ts, i, name, sizeof name);
-      const ks_cu_func *g = ks_cu_func_named(x->m, name);
-      if (g && g != f && !g->is_global && uses_rec(x, g, pred, depth + 1))
-        return true;
-    }
-  }
-  return false;
-}
-
+/* f and the device functions it reaches, each body read once (a worklist
+ * with a visited mark: call graphs with cycles or fan-out stay linear) */
 bool ks_tr_uses(const ks_tr *x, const ks_cu_func *f,
                 bool (*pred)(const ks_tr *x, int tok)) {
-  return uses_rec(x, f, pred, 0);
+  const ks_toks *ts = x->ts;
+  int nf = x->m->n_funcs;
+  bool *seen = ks_xcalloc((size_t)nf + 1, sizeof *seen);
+  int *work = ks_xmalloc(sizeof(int) * ((size_t)nf + 1));
+  int nw = 0;
+  bool found = false;
+  work[nw++] = (int)(f - x->m->funcs);
+  seen[work[0]] = true;
+  while (nw && !found) {
+    const ks_cu_func *g = &x->m->funcs[work[--nw]];
+    if (g->lbrace < 0)
+      continue;
+    for (int i = g->lbrace + 1; i < g->rbrace && !found; i++) {
+      if (x->skip[i])
+        continue;
+      if (pred(x, i)) {
+        found = true;
+        break;
+      }
+      if (ts->t[i].kind == KS_TOK_IDENT && ks_tok_is(ts, i + 1, "(")) {
+        char name[64];
+        ks_tok_text(ts, i, name, sizeof name);
+        const ks_cu_func *h = ks_cu_func_named(x->m, name);
+        int hi = h ? (int)(h - x->m->funcs) : -1;
+        if (h && !h->is_global && !seen[hi]) {
+          seen[hi] = true;
+          work[nw++] = hi;
+        }
+      }
+    }
+  }
+  free(seen);
+  free(work);
+  return found;
 }
 
 /* ------------------------------------------------------------ geometry */

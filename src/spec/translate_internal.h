@@ -36,6 +36,16 @@ struct ks_tr {
   bool cpp; /* the target keeps C++ casts (Metal) */
   /* the function being translated and the pointers declared in it */
   const ks_cu_func *fn;
+  /* per token: the innermost `{` enclosing it (-1: none), so that scans
+   * for a token's context jump over earlier statements (linear translate) */
+  int *encl;
+  /* the opencl translator's thread-index taint of fn, computed once per
+   * function (translate_opencl.c owns the type) */
+  struct ks_tr_taint *taint;
+  const ks_cu_func *taint_fn;
+  /* concept_for's block-level concept of fn, looked up once per function */
+  const ks_cu_func *pref_fn;
+  const char *pref_id;
   int n_ptrs;
   char ptr_name[KS_TR_MAX_PTRS][64];
   char ptr_space[KS_TR_MAX_PTRS];
@@ -90,7 +100,7 @@ bool ks_tr_plain_expr(const char *e);
 void ks_tr_copy_gap(ks_tr *x, int from_off, int to_off);
 void ks_tr_directive(const ks_toks *ts, int i, char *buf, size_t n);
 int ks_tr_pp_end(const ks_toks *ts, int i);
-int ks_tr_body_depth(const ks_toks *ts, const ks_cu_func *f, int i);
+int ks_tr_body_depth(const ks_tr *x, const ks_cu_func *f, int i);
 /* Emits f's body: '{', the gap after it, the translated tokens, the gap
  * before '}' and '}' (prologue, if any, goes right after '{'). */
 void ks_tr_body(ks_tr *x, const ks_cu_func *f, const char *prologue);

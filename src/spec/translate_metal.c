@@ -104,7 +104,7 @@ static int metal_hook(ks_tr *x, int i, int end) {
       ks_tr_todo(x, "shared_memory_tiling", t->line,
                  "threadgroup variables live in the kernel body: declare it "
                  "there and pass a threadgroup pointer to this helper");
-    else if (ks_tr_body_depth(ts, f, i) > 0)
+    else if (ks_tr_body_depth(x, f, i) > 0)
       ks_tr_todo(x, "shared_memory_tiling", t->line,
                  "threadgroup variables belong at kernel scope: move this "
                  "declaration to the top of the body");
@@ -230,8 +230,15 @@ static void upper(const char *s, char *out, size_t n) {
   out[i] = 0;
 }
 
-/* The kernel's entry in out->kernels and its part of the Python module. */
-static void emit_kernel(ks_tr *x, const ks_cu_func *k, const char *source,
+/* The kernel's entry in out->kernels and its part of the Python module.
+ * body is x->out while this runs: a TODO mark inserted here reallocates it,
+ * so its text is read where it is used, never kept across a ks_tr_todo
+ * (a kept pointer was a use-after-free the cuda_lexer fuzz target found). */
+static const char *body_text(const ks_buf *body) {
+  return body->data ? body->data : "";
+}
+
+static void emit_kernel(ks_tr *x, const ks_cu_func *k, const ks_buf *body,
                         ks_translation *out, ks_buf *py) {
   json_t *in = json_array(), *outn = json_array(), *ind = json_array(),
          *outd = json_array();
@@ -253,7 +260,7 @@ static void emit_kernel(ks_tr *x, const ks_cu_func *k, const char *source,
   json_t *kj = json_pack("{s:s,s:i,s:O,s:O,s:O,s:O,s:s,s:s}", "name", k->name,
                          "line", k->line, "input_names", in, "output_names",
                          outn, "input_dtypes", ind, "output_dtypes", outd,
-                         "source", source, "header", "");
+                         "source", body_text(body), "header", "");
   if (geo) {
     char gt[3][400];
     for (int d = 0; d < 3; d++)
@@ -278,7 +285,7 @@ static void emit_kernel(ks_tr *x, const ks_cu_func *k, const char *source,
   /* Python */
   char up[80];
   upper(k->name, up, sizeof up);
-  ks_buf_printf(py, "%s_SOURCE = r\"\"\"\n%s\n\"\"\"\n\n", up, source);
+  ks_buf_printf(py, "%s_SOURCE = r\"\"\"\n%s\n\"\"\"\n\n", up, body_text(body));
   ks_buf_printf(py,
                 "%s_kernel = mx.fast.metal_kernel(\n    name=\"%s\",\n"
                 "    input_names=[",
@@ -444,7 +451,7 @@ ks_code ks_translate_metal(ks_tr *x, ks_translation *out, ks_err *err) {
       ks_tr_range(x, f->lbrace + 1, f->rbrace);
     }
     ks_tr_enter(x, NULL);
-    emit_kernel(x, f, body.data ? body.data : "", out, &bodies);
+    emit_kernel(x, f, &body, out, &bodies);
     ks_buf_free(&body);
   }
   /* the header goes into each kernel's JSON entry */

@@ -171,7 +171,7 @@ static bool uses_scratch(const ks_tr *x, const ks_cu_func *f) {
  * fine on CUDA (lanes mask out) but the barriers of its OpenCL emulation
  * need every work-item of the group, the same number of times. */
 #define MAX_TAINT 64
-typedef struct taint {
+typedef struct ks_tr_taint {
   int n;
   char name[MAX_TAINT][64];
 } taint;
@@ -224,19 +224,36 @@ static bool cond_paren(const ks_toks *ts, const taint *tn, int rparen,
   return branch && tainted_range(ts, tn, lp + 1, rparen - 1);
 }
 
-static bool in_conditional(const ks_toks *ts, const ks_cu_func *f, int i) {
-  taint tn;
-  compute_taint(ts, f, &tn);
+/* Scans back from i over its own statement, then jumps from block to
+ * enclosing block (x->encl): earlier statements are never conditions of i,
+ * and skipping them keeps a body of N warp calls linear. */
+static bool in_conditional(ks_tr *x, const ks_cu_func *f, int i) {
+  const ks_toks *ts = x->ts;
+  if (x->taint_fn != f || !x->taint) { /* once per function */
+    if (!x->taint)
+      x->taint = ks_xmalloc(sizeof *x->taint);
+    compute_taint(ts, f, x->taint);
+    x->taint_fn = f;
+  }
+  const taint *tn = x->taint;
   bool in_stmt = true; /* still in the statement holding token i */
   int stmt_from = i;
   for (int k = i - 1; k > f->lbrace; k--) {
+    if (!in_stmt) {
+      /* only the brace opening this block matters now */
+      k = x->encl[k + 1] + 1;
+      in_stmt = true;
+      if (k - 1 <= f->lbrace)
+        break;
+      continue; /* k-- lands on that `{`, handled below */
+    }
     if (ks_tok_is(ts, k, "}") && ts->t[k].match > 0) {
       k = ts->t[k].match; /* an earlier block: skipped whole */
       in_stmt = false;
       continue;
     }
     if (ks_tok_is(ts, k, ")") && ts->t[k].match > 0) {
-      if (in_stmt && cond_paren(ts, &tn, k, true))
+      if (in_stmt && cond_paren(ts, tn, k, true))
         return true; /* if (c) stmt / for (...) stmt */
       k = ts->t[k].match;
       continue;
@@ -249,18 +266,18 @@ static bool in_conditional(const ks_toks *ts, const ks_cu_func *f, int i) {
              !ks_tok_is(ts, stmt_from - 1, "{") &&
              !ks_tok_is(ts, stmt_from - 1, "}"))
         stmt_from--;
-      if (tainted_range(ts, &tn, stmt_from, k - 1))
+      if (tainted_range(ts, tn, stmt_from, k - 1))
         return true;
     } else if (ks_tok_is(ts, k, "{") && ts->t[k].match > i) {
       int p = ks_tok_prev(ts, k); /* an enclosing block: what opened it? */
-      if (ks_tok_is(ts, p, ")") && cond_paren(ts, &tn, p, true))
+      if (ks_tok_is(ts, p, ")") && cond_paren(ts, tn, p, true))
         return true;
       if (ks_tok_is(ts, p, "else")) {
         /* the else of `if (c) {...} else {` : the if's condition decides */
         int q = ks_tok_prev(ts, p);
         if (ks_tok_is(ts, q, "}") && ts->t[q].match > 0 &&
             ks_tok_is(ts, ks_tok_prev(ts, ts->t[q].match), ")") &&
-            cond_paren(ts, &tn, ks_tok_prev(ts, ts->t[q].match), false))
+            cond_paren(ts, tn, ks_tok_prev(ts, ts->t[q].match), false))
           return true;
       }
       in_stmt = true; /* the statement the block belongs to */
@@ -321,13 +338,13 @@ static int ocl_hook(ks_tr *x, int i, int end) {
       ks_tr_todo(x, "shared_memory_tiling", t->line,
                  "__local variables live at kernel scope in OpenCL C: "
                  "declare it in the kernel and pass a __local pointer");
-    else if (ks_tr_body_depth(ts, f, i) > 0)
+    else if (ks_tr_body_depth(x, f, i) > 0)
       ks_tr_todo(x, "shared_memory_tiling", t->line,
                  "__local variables live at kernel scope in OpenCL C: move "
                  "this declaration to the top of the kernel body");
     return -1; /* renamed by from_cuda */
   }
-  if (f && needs_scratch(x, i) && in_conditional(ts, f, i))
+  if (f && needs_scratch(x, i) && in_conditional(x, f, i))
     ks_tr_todo(x, "warp_shuffle_reduction", t->line,
                "this warp primitive runs under a condition on the thread "
                "index: its OpenCL emulation holds barriers, so every "
@@ -339,7 +356,7 @@ static int ocl_hook(ks_tr *x, int i, int end) {
     ks_tok_text(ts, i, name, sizeof name);
     const ks_cu_func *g = ks_cu_func_named(x->m, name);
     if (g && !g->is_global && g->name_tok != i && uses_scratch(x, g)) {
-      if (f && in_conditional(ts, f, i))
+      if (f && in_conditional(x, f, i))
         ks_tr_todo(x, "warp_shuffle_reduction", t->line,
                    "%s uses warp primitives and runs under a condition on "
                    "the thread index: their OpenCL emulation holds barriers, "

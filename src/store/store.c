@@ -439,6 +439,85 @@ static ks_code check_header(ks_store *s, bool create, bool *fresh,
   return KS_OK;
 }
 
+/* Every table, index and column this ksearch writes, compared with the
+ * schema text an empty database gets (SQLite keeps CREATE statements
+ * verbatim), then the foreign keys: a dropped or altered table, or a row
+ * naming a candidate that is not there, is refused before anything is
+ * written, instead of surfacing later as raw SQLite text or silently missing
+ * counts. Reads only. */
+static ks_code check_schema(ks_store *s, ks_err *err) {
+  static const char q[] = "SELECT type || ' ' || name || ': ' || "
+                          "coalesce(sql, '') FROM sqlite_schema WHERE name "
+                          "NOT LIKE 'sqlite_%' ORDER BY type, name";
+  sqlite3 *mem = NULL;
+  sqlite3_stmt *want = NULL, *have = NULL;
+  char what[512] = "";
+  ks_code c = KS_OK;
+  if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, NULL) !=
+          SQLITE_OK ||
+      sqlite3_exec(mem, ks_store_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(mem, q, -1, &want, NULL) != SQLITE_OK) {
+    c = ks_err_set(err, KS_ERR_INTERNAL, "store: cannot build the schema: %s",
+                   mem ? sqlite3_errmsg(mem) : "out of memory");
+    goto out;
+  }
+  int rc = sqlite3_prepare_v2(s->db, q, -1, &have, NULL);
+  if (rc != SQLITE_OK) {
+    c = fail(s, rc, "reading its schema", err);
+    goto out;
+  }
+  for (;;) {
+    int rw = sqlite3_step(want), rh = sqlite3_step(have);
+    if (rh != SQLITE_ROW && rh != SQLITE_DONE) {
+      c = fail(s, rh, "reading its schema", err);
+      goto out;
+    }
+    if (rw != SQLITE_ROW && rh != SQLITE_ROW)
+      break;
+    const char *w =
+        rw == SQLITE_ROW ? (const char *)sqlite3_column_text(want, 0) : NULL;
+    const char *h =
+        rh == SQLITE_ROW ? (const char *)sqlite3_column_text(have, 0) : NULL;
+    if (w && h && !strcmp(w, h))
+      continue;
+    /* name the first difference by its "type name" part */
+    const char *about = w && (!h || strcmp(w, h) < 0) ? w : h;
+    const char *colon = strchr(about, ':');
+    int len = colon ? (int)(colon - about) : (int)strlen(about);
+    snprintf(what, sizeof what, "%s %.*s",
+             about == w ? (h && !strncmp(w, h, (size_t)len + 1) ? "changed"
+                                                                : "missing")
+                        : "unexpected",
+             len > 200 ? 200 : len, about);
+    break;
+  }
+  if (!what[0]) {
+    sqlite3_finalize(have);
+    have = NULL;
+    rc = sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &have, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(have)) == SQLITE_ROW)
+      snprintf(what, sizeof what, "row %lld of %s names a missing row of %s",
+               (long long)sqlite3_column_int64(have, 1),
+               (const char *)sqlite3_column_text(have, 0),
+               (const char *)sqlite3_column_text(have, 2));
+    else if (rc != SQLITE_DONE && rc != SQLITE_OK) {
+      c = fail(s, rc, "checking its references", err);
+      goto out;
+    }
+  }
+  if (what[0])
+    c = ks_err_set(err, KS_ERR_INPUT,
+                   "%s is damaged: %s; it was not changed. Move it away "
+                   "(`sqlite3 %s .dump` shows what is left) and start a new "
+                   "run, or choose another --out",
+                   s->path, what, s->path);
+out:
+  sqlite3_finalize(want);
+  sqlite3_finalize(have);
+  sqlite3_close(mem);
+  return c;
+}
+
 static ks_code exec_sql(ks_store *s, const char *sql, const char *doing,
                         ks_err *err) {
   int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
@@ -516,7 +595,7 @@ static ks_code open_store(const char *db_path, bool create, bool readonly,
   bool fresh = false, migrate = false;
   if ((c = check_header(s, create && !readonly, &fresh, &migrate, err)))
     goto out;
-  if (!fresh && (c = quick_check(s, err)))
+  if (!fresh && ((c = quick_check(s, err)) || (c = check_schema(s, err))))
     goto out;
   if (!readonly) {
     sqlite3_stmt *st = NULL;

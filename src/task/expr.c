@@ -7,6 +7,9 @@
  *   pow   := atom ('^' unary | '**' unary)?     right associative
  *   atom  := number | name | name '(' sum (',' sum)* ')' | '(' sum ')'
  * Errors report the column so a task author can find the mistake.
+ * Nesting is bounded (KS_EXPR_MAX_DEPTH): parsing, evaluating and freeing
+ * recurse over the tree, and a task file is untrusted input, so a deep one is
+ * an error at the column where it gets too deep, never a stack overflow.
  */
 #include "task/expr.h"
 #include "util/util.h"
@@ -26,6 +29,7 @@ struct ks_expr {
   int index;      /* E_VAR: into the parse-time names, -1 if unresolved */
   ks_expr *a, *b; /* operands; E_CALL: a = first arg, b = second or NULL */
   int nargs;
+  int depth; /* 1 + the deeper operand's: bounds ev() and ks_expr_free() */
 };
 
 typedef struct parser {
@@ -34,12 +38,14 @@ typedef struct parser {
   int n_names;
   ks_err *err;
   bool failed;
+  int depth; /* recursion depth of the parse functions */
 } parser;
 
 static ks_expr *node(e_kind k) {
   ks_expr *e = ks_xcalloc(1, sizeof *e);
   e->kind = k;
   e->index = -1;
+  e->depth = 1;
   return e;
 }
 
@@ -49,6 +55,29 @@ static void fail(parser *ps, const char *what) {
   ps->failed = true;
   ks_err_set(ps->err, KS_ERR_INPUT, "%s at column %d of \"%s\"", what,
              (int)(ps->p - ps->src) + 1, ps->src);
+}
+
+/* Enters one level of parse recursion; false (and an error) past the limit. */
+static bool enter(parser *ps) {
+  /* a bracket level is a parse_sum and a parse_unary frame (+ pow) */
+  if (++ps->depth <= 3 * KS_EXPR_MAX_DEPTH)
+    return true;
+  fail(ps, "expression nested too deeply (more than " KS_EXPR_MAX_DEPTH_TEXT
+           " levels of brackets, signs or powers)");
+  return false;
+}
+
+/* Sets e's depth from its operands; frees it and fails past the limit. */
+static ks_expr *sealed(parser *ps, ks_expr *e) {
+  int da = e->a ? e->a->depth : 0, db = e->b ? e->b->depth : 0;
+  e->depth = 1 + (da > db ? da : db);
+  if (e->depth > KS_EXPR_MAX_DEPTH) {
+    fail(ps, "expression nested too deeply (more than " KS_EXPR_MAX_DEPTH_TEXT
+             " levels of operators); split it or simplify it");
+    ks_expr_free(e);
+    return NULL;
+  }
+  return e;
 }
 
 static void skip(parser *ps) {
@@ -111,11 +140,15 @@ static ks_expr *parse_atom(parser *ps) {
       e->a = parse_sum(ps);
       e->nargs = 1;
       skip(ps);
-      if (*ps->p == ',') {
+      if (*ps->p == ',' && !ps->failed) {
         ps->p++;
         e->b = parse_sum(ps);
         e->nargs = 2;
         skip(ps);
+      }
+      if (ps->failed) {
+        ks_expr_free(e);
+        return NULL;
       }
       if (*ps->p != ')') {
         fail(ps, "expected ')' after function arguments");
@@ -123,12 +156,12 @@ static ks_expr *parse_atom(parser *ps) {
         return NULL;
       }
       ps->p++;
-      if (e->nargs != arity && !ps->failed) {
+      if (e->nargs != arity) {
         ps->p = start;
         fail(ps, arity == 2 ? "function takes two arguments"
                             : "function takes one argument");
       }
-      return e;
+      return sealed(ps, e);
     }
     ks_expr *e = node(E_VAR);
     ks_strlcpy(e->name, name, sizeof e->name);
@@ -155,7 +188,7 @@ static ks_expr *parse_atom(parser *ps) {
     ps->p++;
     ks_expr *e = parse_sum(ps);
     skip(ps);
-    if (*ps->p != ')') {
+    if (ps->failed || *ps->p != ')') {
       fail(ps, "expected ')'");
       ks_expr_free(e);
       return NULL;
@@ -167,31 +200,31 @@ static ks_expr *parse_atom(parser *ps) {
   return NULL;
 }
 
-static ks_expr *bin(char op, ks_expr *a, ks_expr *b) {
+static ks_expr *bin(parser *ps, char op, ks_expr *a, ks_expr *b) {
   ks_expr *e = node(E_BIN);
   e->op = op;
   e->a = a;
   e->b = b;
-  return e;
+  return sealed(ps, e);
 }
 
 static ks_expr *parse_pow(parser *ps) {
   ks_expr *a = parse_atom(ps);
   skip(ps);
-  if (*ps->p == '^' || (ps->p[0] == '*' && ps->p[1] == '*')) {
+  if (!ps->failed && (*ps->p == '^' || (ps->p[0] == '*' && ps->p[1] == '*'))) {
     ps->p += *ps->p == '^' ? 1 : 2;
-    return bin('^', a, parse_unary(ps));
+    return bin(ps, '^', a, parse_unary(ps));
   }
   return a;
 }
 
-static ks_expr *parse_unary(parser *ps) {
+static ks_expr *parse_unary_inner(parser *ps) {
   skip(ps);
   if (*ps->p == '-') {
     ps->p++;
     ks_expr *e = node(E_NEG);
     e->a = parse_unary(ps);
-    return e;
+    return sealed(ps, e);
   }
   if (*ps->p == '+') {
     ps->p++;
@@ -200,37 +233,53 @@ static ks_expr *parse_unary(parser *ps) {
   return parse_pow(ps);
 }
 
+/* Every recursion of the grammar passes through parse_unary or parse_sum,
+ * so counting there bounds the stack. */
+static ks_expr *parse_unary(parser *ps) {
+  ks_expr *e = enter(ps) ? parse_unary_inner(ps) : NULL;
+  ps->depth--;
+  return e;
+}
+
 static ks_expr *parse_prod(parser *ps) {
   ks_expr *a = parse_unary(ps);
-  for (;;) {
+  while (!ps->failed) {
     skip(ps);
     char c = *ps->p;
     if ((c == '*' && ps->p[1] != '*') || c == '/' || c == '%') {
       ps->p++;
-      a = bin(c, a, parse_unary(ps));
+      a = bin(ps, c, a, parse_unary(ps));
     } else {
-      return a;
+      break;
     }
   }
+  return a;
 }
 
-static ks_expr *parse_sum(parser *ps) {
+static ks_expr *parse_sum_inner(parser *ps) {
   ks_expr *a = parse_prod(ps);
-  for (;;) {
+  while (!ps->failed) {
     skip(ps);
     char c = *ps->p;
     if (c == '+' || c == '-') {
       ps->p++;
-      a = bin(c, a, parse_prod(ps));
+      a = bin(ps, c, a, parse_prod(ps));
     } else {
-      return a;
+      break;
     }
   }
+  return a;
+}
+
+static ks_expr *parse_sum(parser *ps) {
+  ks_expr *e = enter(ps) ? parse_sum_inner(ps) : NULL;
+  ps->depth--;
+  return e;
 }
 
 ks_code ks_expr_parse(const char *src, const char *const *names, int n_names,
                       ks_expr **out, ks_err *err) {
-  parser ps = {src, src, names, n_names, err, false};
+  parser ps = {src, src, names, n_names, err, false, 0};
   *out = NULL;
   ks_expr *e = parse_sum(&ps);
   skip(&ps);

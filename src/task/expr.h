@@ -11,10 +11,15 @@
  * (launch geometry over axes and parameters). Returns false if unknown. */
 typedef bool (*ks_expr_lookup)(void *ctx, const char *name, double *value);
 
+/* Deepest nesting accepted (brackets, signs, powers, operator chains): deep
+ * enough for any real cost model, shallow enough for the stack. */
+#define KS_EXPR_MAX_DEPTH 200
+#define KS_EXPR_MAX_DEPTH_TEXT "200"
+
 /* Parses src. When names is not NULL every identifier must be one of them
  * (the message names the unknown identifier, its column and the known names).
  * Operators: + - * / % ^ (power) ( ); functions min, max, ceil, floor, cdiv
- * (ceiling division), sqrt, log2. */
+ * (ceiling division), sqrt, log2. Deeper than KS_EXPR_MAX_DEPTH is an error. */
 ks_code ks_expr_parse(const char *src, const char *const *names, int n_names,
                       ks_expr **out, ks_err *err);
 /* Evaluates with values[i] bound to names[i] from the parse. */

@@ -8,17 +8,42 @@
 #include "util/util.h"
 
 #include <ctype.h>
+#include <float.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define BAD(...) ks_err_set(err, KS_ERR_INPUT, __VA_ARGS__)
 
+/* The finite values a dtype holds: bounds of init draws and scalars. */
+static void dtype_range(ks_dtype dt, double *lo, double *hi) {
+  switch (dt) {
+  case KS_F32: *hi = FLT_MAX; break;
+  case KS_F16: *hi = 65504; break;
+  case KS_BF16: *hi = 3.3895313892515355e38; break;
+  case KS_I32:
+    *lo = INT32_MIN;
+    *hi = INT32_MAX;
+    return;
+  case KS_I64: /* doubles near 2^63 round to it, which int64 lacks */
+    *lo = -9223372036854775808.0;
+    *hi = 9223372036854774784.0;
+    return;
+  case KS_U8:
+    *lo = 0;
+    *hi = 255;
+    return;
+  default: *hi = FLT_MAX; break;
+  }
+  *lo = -*hi;
+}
+
 static ks_code parse_init(const char *file, const char *path, const char *s,
-                          ks_init *out, ks_err *err) {
+                          ks_dtype dt, ks_init *out, ks_err *err) {
   memset(out, 0, sizeof *out);
   double a = 0, b = 0;
   int end = -1;
@@ -51,6 +76,18 @@ static ks_code parse_init(const char *file, const char *path, const char *s,
                "permutation",
                file, path, s);
   }
+  double lo, hi;
+  dtype_range(dt, &lo, &hi);
+  if (out->kind == KS_INIT_NORMAL || out->kind == KS_INIT_UNIFORM ||
+      out->kind == KS_INIT_RANDINT) {
+    if (!(out->a >= lo && out->a <= hi && out->b >= lo && out->b <= hi))
+      return BAD("%s: %s: \"%s\" has a bound outside what %s holds (%g to "
+                 "%g); use bounds within that range",
+                 file, path, s, ks_dtype_name(dt), lo, hi);
+    if (out->kind == KS_INIT_RANDINT &&
+        (out->a != floor(out->a) || out->b != floor(out->b)))
+      return BAD("%s: %s: \"%s\" needs whole-number bounds", file, path, s);
+  }
   if ((out->kind == KS_INIT_UNIFORM || out->kind == KS_INIT_RANDINT) &&
       !(a <= b))
     return BAD("%s: %s: \"%s\" has a > b; write the smaller bound first", file,
@@ -60,6 +97,24 @@ static ks_code parse_init(const char *file, const char *path, const char *s,
                s);
   return KS_OK;
 }
+
+/* "missing" only when the field is absent: a present field of the wrong type
+ * says so, so the author does not hunt for a field that is there. */
+static const char *what_wrong(const json_t *v, const char *want, char *buf,
+                              size_t n) {
+  if (!v)
+    return "missing";
+  const char *got = json_is_object(v)    ? "an object"
+                    : json_is_array(v)   ? "a list"
+                    : json_is_string(v)  ? "a string"
+                    : json_is_number(v)  ? "a number"
+                    : json_is_boolean(v) ? "a boolean"
+                                         : "null";
+  snprintf(buf, n, "must be %s, not %s", want, got);
+  return buf;
+}
+/* the message buffer lives in the caller's block (a compound literal) */
+#define WHAT_WRONG(v, want) what_wrong(v, want, (char[80]){0}, 80)
 
 static ks_code parse_tensors(const char *file, ks_task *t, json_t *obj,
                              const char *key, bool is_input, ks_err *err) {
@@ -76,18 +131,19 @@ static ks_code parse_tensors(const char *file, ks_task *t, json_t *obj,
       return BAD("%s: %s: more than %d tensors", file, key, KS_MAX_TENSORS);
     ks_tensor *ts = &arr[(*count)++];
     memset(ts, 0, sizeof *ts);
-    if (!ks_is_c_ident(name) || strlen(name) >= sizeof ts->name)
-      return BAD("%s: %s.%s: tensor names must be C identifiers", file, key,
-                 name);
+    if (!ks_is_c_name(name) || strlen(name) >= sizeof ts->name)
+      return BAD("%s: %s.%s: tensor names must be C identifiers and no C "
+                 "keyword",
+                 file, key, name);
     ks_strlcpy(ts->name, name, sizeof ts->name);
     if (!json_is_object(v))
       return BAD("%s: %s.%s: must be an object with shape and dtype", file, key,
                  name);
     json_t *shape = json_object_get(v, "shape");
     if (!json_is_array(shape))
-      return BAD("%s: %s.%s.shape: missing; give a list of axis names, e.g. "
+      return BAD("%s: %s.%s.shape: %s; give a list of axis names, e.g. "
                  "[\"rows\", \"cols\"]",
-                 file, key, name);
+                 file, key, name, WHAT_WRONG(shape, "a list"));
     if (json_array_size(shape) > KS_MAX_RANK)
       return BAD("%s: %s.%s.shape: rank above %d", file, key, name,
                  KS_MAX_RANK);
@@ -110,7 +166,8 @@ static ks_code parse_tensors(const char *file, ks_task *t, json_t *obj,
       return BAD("%s: %s.%s.dtype: %s%s%s; use one of float32, float16, "
                  "bfloat16, int32, int64, uint8",
                  file, key, name,
-                 json_is_string(dt) ? "unsupported dtype \"" : "missing",
+                 json_is_string(dt) ? "unsupported dtype \""
+                                    : WHAT_WRONG(dt, "a string"),
                  json_is_string(dt) ? json_string_value(dt) : "",
                  json_is_string(dt) ? "\"" : "");
     if (is_input) {
@@ -121,7 +178,7 @@ static ks_code parse_tensors(const char *file, ks_task *t, json_t *obj,
                    key, name);
       char path[256];
       snprintf(path, sizeof path, "%s.%s.init", key, name);
-      if (parse_init(file, path, s, &ts->init, err))
+      if (parse_init(file, path, s, ts->dtype, &ts->init, err))
         return KS_ERR_INPUT;
       if (!ks_dtype_is_float(ts->dtype) &&
           (ts->init.kind == KS_INIT_NORMAL || ts->init.kind == KS_INIT_UNIFORM))
@@ -165,6 +222,29 @@ static ks_code parse_cost(const char *file, ks_task *t, json_t *cost,
   return KS_OK;
 }
 
+/* The roofline fraction and the judge's plausibility checks divide by these
+ * numbers: one that is not finite and positive (1/0, log2(0), rows-cols) is
+ * the task's mistake, named here rather than read later as "no cost". */
+static ks_code check_cost(const char *file, const ks_task *t, const ks_expr *e,
+                          const char *key, size_t wi, ks_err *err) {
+  if (!e)
+    return KS_OK;
+  const ks_workload *w = &t->workloads[wi];
+  double vals[KS_MAX_AXES];
+  for (int i = 0; i < t->n_axes; i++)
+    vals[i] = (double)w->axis[i];
+  double v = ks_expr_eval(e, vals);
+  if (isfinite(v) && v > 0)
+    return KS_OK;
+  char axes[256];
+  ks_workload_format(t, w, axes, sizeof axes);
+  return BAD("%s: cost.%s: \"%s\" is %g on workloads[%zu] (%s); a cost must "
+             "be finite and positive on every workload (leave the field out "
+             "when it is unknown)",
+             file, key, key[0] == 'b' ? t->cost_bytes_src : t->cost_flops_src,
+             v, wi, axes);
+}
+
 static double phys_bytes(void) {
   long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
   return pages > 0 && psz > 0 ? (double)pages * (double)psz : 8e9;
@@ -199,16 +279,21 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
     FAIL("%s: the top level must be a JSON object", file);
 
   v = json_object_get(root, "name");
-  if (!json_is_string(v) || !ks_is_c_ident(json_string_value(v)) ||
+  if (!json_is_string(v))
+    FAIL("%s: name: %s; the task name is also the kernel's entry point, e.g. "
+         "\"rmsnorm\"",
+         file, WHAT_WRONG(v, "a string"));
+  if (!ks_is_c_name(json_string_value(v)) ||
       strlen(json_string_value(v)) >= sizeof t->name)
-    FAIL("%s: name: missing or not a C identifier; the task name is also the "
-         "kernel's entry point, e.g. \"rmsnorm\"",
-         file);
+    FAIL("%s: name: \"%.64s\" is not a C identifier (or is a C keyword, or "
+         "longer than %zu); the task name is also the kernel's entry point, "
+         "e.g. \"rmsnorm\"",
+         file, json_string_value(v), sizeof t->name - 1);
   ks_strlcpy(t->name, json_string_value(v), sizeof t->name);
   v = json_object_get(root, "class");
   if (!json_is_string(v))
-    FAIL("%s: class: missing; give the kernel class, e.g. \"row_reduction\"",
-         file);
+    FAIL("%s: class: %s; give the kernel class, e.g. \"row_reduction\"", file,
+         WHAT_WRONG(v, "a string"));
   ks_strlcpy(t->klass, json_string_value(v), sizeof t->klass);
   v = json_object_get(root, "description");
   if (json_is_string(v))
@@ -224,8 +309,9 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
     if (t->n_axes >= KS_MAX_AXES)
       FAIL("%s: axes: more than %d axes", file, KS_MAX_AXES);
     ks_axis *a = &t->axes[t->n_axes++];
-    if (!ks_is_c_ident(name) || strlen(name) >= sizeof a->name)
-      FAIL("%s: axes.%s: axis names must be C identifiers", file, name);
+    if (!ks_is_c_name(name) || strlen(name) >= sizeof a->name)
+      FAIL("%s: axes.%s: axis names must be C identifiers and no C keyword",
+           file, name);
     ks_strlcpy(a->name, name, sizeof a->name);
     json_t *ty = json_is_object(v) ? json_object_get(v, "type") : NULL;
     const char *tys = json_is_string(ty) ? json_string_value(ty) : "";
@@ -250,8 +336,9 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
     if (t->n_scalars >= KS_MAX_SCALARS)
       FAIL("%s: scalars: more than %d", file, KS_MAX_SCALARS);
     ks_scalar *s = &t->scalars[t->n_scalars++];
-    if (!ks_is_c_ident(name) || strlen(name) >= sizeof s->name)
-      FAIL("%s: scalars.%s: names must be C identifiers", file, name);
+    if (!ks_is_c_name(name) || strlen(name) >= sizeof s->name)
+      FAIL("%s: scalars.%s: names must be C identifiers and no C keyword", file,
+           name);
     ks_strlcpy(s->name, name, sizeof s->name);
     json_t *dt = json_is_object(v) ? json_object_get(v, "dtype") : NULL;
     if (!json_is_string(dt) ||
@@ -260,8 +347,18 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
       FAIL("%s: scalars.%s.dtype: must be float32, int32 or int64", file, name);
     json_t *val = json_object_get(v, "value");
     if (!json_is_number(val))
-      FAIL("%s: scalars.%s.value: missing; give a number", file, name);
+      FAIL("%s: scalars.%s.value: %s; give a number", file, name,
+           WHAT_WRONG(val, "a number"));
     s->value = json_number_value(val);
+    double lo, hi;
+    dtype_range(s->dtype, &lo, &hi);
+    if (!(s->value >= lo && s->value <= hi))
+      FAIL("%s: scalars.%s.value: %g is outside what %s holds (%g to %g); "
+           "give a value in that range",
+           file, name, s->value, ks_dtype_name(s->dtype), lo, hi);
+    if (s->dtype != KS_F32 && s->value != floor(s->value))
+      FAIL("%s: scalars.%s.value: %g is not a whole number; %s needs one", file,
+           name, s->value, ks_dtype_name(s->dtype));
   }
 
   if (parse_tensors(file, t, json_object_get(root, "inputs"), "inputs", true,
@@ -293,14 +390,26 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
 
   v = json_object_get(root, "reference");
   if (!json_is_string(v))
-    FAIL("%s: reference: missing; name the C file with the reference "
+    FAIL("%s: reference: %s; name the C file with the reference "
          "implementation, e.g. \"reference.c\"",
-         file);
-  snprintf(t->reference_path, sizeof t->reference_path, "%s/%s", t->dir,
-           json_string_value(v));
-  if (!ks_file_exists(t->reference_path))
-    FAIL("%s: reference: file %s does not exist; create it or fix the path",
-         file, t->reference_path);
+         file, WHAT_WRONG(v, "a string"));
+  {
+    const char *ref = json_string_value(v);
+    if (ref[0] == '/')
+      ks_strlcpy(t->reference_path, ref, sizeof t->reference_path);
+    else
+      snprintf(t->reference_path, sizeof t->reference_path, "%s/%s", t->dir,
+               ref);
+    struct stat st;
+    if (stat(t->reference_path, &st) != 0)
+      FAIL("%s: reference: file %s does not exist; create it or fix the path",
+           file, t->reference_path);
+    /* a device or pipe (/dev/stdin) would block or change between reads */
+    if (!S_ISREG(st.st_mode))
+      FAIL("%s: reference: %s is not a regular file; name the C file with "
+           "the reference implementation, e.g. \"reference.c\"",
+           file, t->reference_path);
+  }
 
   for (int i = 0; i < KS_DTYPE_COUNT; i++)
     t->tol[i] = (ks_tolerance){0, 0};
@@ -401,6 +510,9 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
            "reference), more than half of this machine's %.1f GiB; use "
            "smaller sizes",
            file, wi, bytes / (1 << 30), mem / (1 << 30));
+    if (check_cost(file, t, t->cost_bytes, "bytes", wi, err) ||
+        check_cost(file, t, t->cost_flops, "flops", wi, err))
+      goto out;
   }
   rc = KS_OK;
 out:

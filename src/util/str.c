@@ -101,6 +101,35 @@ bool ks_is_c_ident(const char *s) {
   return true;
 }
 
+bool ks_is_c_keyword(const char *s) {
+  /* C11 keywords plus the C++/OpenCL words a generated signature or a
+   * translated kernel would also trip over */
+  static const char *const kw[] = {
+      "auto",       "break",     "case",           "char",
+      "const",      "continue",  "default",        "do",
+      "double",     "else",      "enum",           "extern",
+      "float",      "for",       "goto",           "if",
+      "inline",     "int",       "long",           "register",
+      "restrict",   "return",    "short",          "signed",
+      "sizeof",     "static",    "struct",         "switch",
+      "typedef",    "union",     "unsigned",       "void",
+      "volatile",   "while",     "_Alignas",       "_Alignof",
+      "_Atomic",    "_Bool",     "_Complex",       "_Generic",
+      "_Imaginary", "_Noreturn", "_Static_assert", "_Thread_local",
+      "bool",       "true",      "false",          "class",
+      "new",        "delete",    "this",           "template",
+      "namespace",  "operator",  "kernel",         "global",
+      "local",      "constant",  "private",        "half"};
+  for (size_t i = 0; i < sizeof kw / sizeof *kw; i++)
+    if (!strcmp(s, kw[i]))
+      return true;
+  return false;
+}
+
+bool ks_is_c_name(const char *s) {
+  return ks_is_c_ident(s) && !ks_is_c_keyword(s);
+}
+
 void ks_write_event_u64(int fd, const char *head, uint64_t v) {
   char buf[160];
   size_t len = 0;

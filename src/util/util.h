@@ -26,6 +26,10 @@ void ks_strlcpy(char *dst, const char *src, size_t n);
 char *ks_strdup(const char *s); /* aborts on OOM */
 /* [A-Za-z_][A-Za-z0-9_]*: task names, axes, tensors, parameter macros. */
 bool ks_is_c_ident(const char *s);
+/* C11 keywords (and the C++/OpenCL ones a kernel signature meets). */
+bool ks_is_c_keyword(const char *s);
+/* A C identifier that is no keyword: usable as a name in a signature. */
+bool ks_is_c_name(const char *s);
 /* Async-signal-safe: writes head, v in decimal, then "}\n" to fd. Used by
  * the runner's SIGSYS and malloc reporters, which cannot call printf. */
 void ks_write_event_u64(int fd, const char *head, uint64_t v);

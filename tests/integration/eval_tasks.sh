@@ -79,6 +79,20 @@ err=$("$ks" report /tmp 2>&1); rc=$?
 check "unimplemented command says so with exit 3" "$([[ $rc == 3 && $err == *"not implemented"* ]] && echo yes)" "exit $rc: $err"
 out=$("$ks" tasks --json); rc=$?
 check "tasks --json lists the seven built-ins" "$(field '"yes" if sorted(t["name"] for t in d["tasks"]) == ["layernorm","layernorm_bf16","rmsnorm","rmsnorm_bf16","selective_scan","softmax","softmax_bf16"] else "no"' "$out")" "$out"
+# issue 13: extra arguments, header values that would reach the compiler
+out=$("$ks" tasks junk 2>&1); rc=$?
+check "tasks with an extra argument: exit 2 naming it" "$([[ $rc == 2 && $out == *junk* && $out != *softmax* ]] && echo yes)" "exit $rc: $out"
+printf '// ksearch: backend=c entry=softmax\n// ksearch: param P in $(id)\n' >"$tmp/inj.c"
+cat "$here/tasks/softmax/reference.c" >>"$tmp/inj.c"
+out=$("$ks" eval softmax "$tmp/inj.c" --no-timing 2>&1); rc=$?
+check "header param value \$(id): exit 2 before any build" "$([[ $rc == 2 && $out == *inj.c:2* && $out == *'short tokens'* ]] && echo yes)" "exit $rc: $out"
+printf '// ksearch: backend=c entry=softmax\n' >"$tmp/nul.c"
+printf 'void softmax(void) {}\n\0junk\n' >>"$tmp/nul.c"
+out=$("$ks" eval softmax "$tmp/nul.c" --no-timing 2>&1); rc=$?
+check "NUL byte in a candidate (line 3): exit 2 naming the line" "$([[ $rc == 2 && $out == *nul.c:3* && $out == *NUL* ]] && echo yes)" "exit $rc: $out"
+mkdir -p "$tmp/stdin_ref" && sed 's#"reference": *"reference.c"#"reference": "/dev/stdin"#' "$here/tasks/softmax/task.json" >"$tmp/stdin_ref/task.json"
+out=$("$ks" eval "$tmp/stdin_ref" "$here/tasks/softmax/reference.c" --no-timing </dev/null 2>&1); rc=$?
+check "reference /dev/stdin: exit 2, not a regular file" "$([[ $rc == 2 && $out == *"not a regular file"* ]] && echo yes)" "exit $rc: $out"
 rm -rf "$tmp"
 echo "eval tasks: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -47,6 +47,21 @@ check "resume finishes the budget (6 evaluations)" "$([[ $rc == 0 && $finished =
 check "no finished evaluation lost: the first $nb are unchanged" "$([[ $after == "$before"* ]] && echo yes)" "before=$before after=$after"
 check "no candidate evaluated twice" "$([[ $dups == 0 ]] && echo yes)" "dups=$dups"
 
+# issue 13: damaged stores. A result without workloads resumes cleanly (it
+# leaked a JSON array before); dropped tables or dangling ids are refused
+# untouched, naming the damage
+dmg() { rm -rf "$tmp/dmg" && cp -r "$run" "$tmp/dmg" && rm -f "$tmp/dmg/ksearch.db.lock" &&
+  python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit(); c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.close()" "$tmp/dmg/ksearch.db" "$1"; }
+dmg "UPDATE evaluations SET result_json='{}'"
+out=$("$ks" run --resume "$tmp/dmg" --budget 6 --json -q); rc=$?
+check "result without workloads: resume ends clean, best.workloads []" "$([[ $rc == 0 && $(field 'd["best"]["workloads"] == [] and d["evaluations"] == 6' "$out") == True ]] && echo yes)" "exit $rc: $out"
+for sql in "DROP TABLE llm_calls" "PRAGMA foreign_keys=OFF; DROP TABLE runs" "PRAGMA foreign_keys=OFF; DROP TABLE candidates" "PRAGMA foreign_keys=OFF; UPDATE evaluations SET candidate_id = 9999 WHERE id = 1"; do
+  dmg "$sql"
+  sum=$(md5sum <"$tmp/dmg/ksearch.db")
+  err=$("$ks" run --resume "$tmp/dmg" --budget 8 -q 2>&1); rc=$?
+  check "damaged store ($sql): exit 2, untouched" "$([[ $rc == 2 && $err == *damaged* && $(md5sum <"$tmp/dmg/ksearch.db") == "$sum" ]] && echo yes)" "exit $rc: $err"
+done
+
 # bad input
 err=$("$ks" run rmsnorm --resume "$tmp/softmax" --budget 5 2>&1); rc=$?
 check "run folder from another task: exit 2 naming both" "$([[ $rc == 2 && $err == *softmax* && $err == *rmsnorm* ]] && echo yes)" "exit $rc: $err"

@@ -86,6 +86,9 @@ o=$("$ks" translate "$here/tests/cuda/softmax_warp.cu" --to vulkan 2>&1); rc=$?
 check "unknown target: exit 2" "$([[ $rc == 2 && $o == *vulkan* ]] && echo yes)" "exit $rc: $o"
 o=$("$ks" translate "$tmp/missing.cu" --to opencl 2>&1); rc=$?
 check "missing file: exit 2" "$([[ $rc == 2 && $o == *missing.cu* ]] && echo yes)" "exit $rc: $o"
+printf '__global__ void k(float *x) { x[0] = 1; }\n\0int junk;\n' >"$tmp/nul.cu"
+o=$("$ks" translate "$tmp/nul.cu" --to opencl 2>&1); rc=$?
+check "NUL byte after the kernel: exit 2 naming line 2" "$([[ $rc == 2 && $o == *"line 2"* && $o == *NUL* ]] && echo yes)" "exit $rc: $o"
 
 # -- seeding a search
 o=$("$ks" run softmax --budget 2 --seed-cuda "$here/tests/cuda/flash_attn.cu" --out "$tmp/seeded" -q --min-time 0.01 2>&1); rc=$?

@@ -139,20 +139,70 @@ Test(candidate, empty_values) {
   ks_err err;
   ca_parse_bad("// ksearch: param VEC in , ,\n", &err);
   cr_expect(strstr(err.msg, "VEC") != NULL, "%s", err.msg);
-  cr_expect(strstr(err.msg, "no values") != NULL, "%s", err.msg);
+  cr_expect(strstr(err.msg, "is empty") != NULL, "%s", err.msg);
   ca_parse_bad("// ksearch: param VEC in\n", &err);
   cr_expect(strstr(err.msg, "VEC has no values") != NULL, "%s", err.msg);
   ca_parse_bad("// ksearch: param VEC 1,2\n", &err);
   cr_expect(strstr(err.msg, "param NAME in") != NULL, "%s", err.msg);
 }
 
-Test(candidate, empty_values_between_commas_skipped) {
+/* issue 13: "8,,16" used to be read as 8,16; an empty value is a typo */
+Test(candidate, empty_values_between_commas_refused) {
+  ks_err err;
+  ca_parse_bad("// ksearch: entry=k\n// ksearch: param T in 1,,2\n", &err);
+  cr_expect(strstr(err.msg, "bad.c:2") != NULL, "%s", err.msg);
+  cr_expect(strstr(err.msg, "is empty") != NULL, "%s", err.msg);
+  ca_parse_bad("// ksearch: entry=k\n// ksearch: param T in 1,2,\n", &err);
+  cr_expect(strstr(err.msg, "is empty") != NULL, "%s", err.msg);
+}
+
+/* issue 13: header values reached the compiler as -D values unchecked; they
+ * now pass the rule --param applies (ks_param_value_check) */
+Test(candidate, header_values_follow_the_param_rule) {
+  static const char *const bad[] = {"$(id)", "`id`", "a\"b", "x'y",  "f(1)",
+                                    "1;2",   "a b",  "\xff", "a\\b", "1/2"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char src[128];
+    snprintf(src, sizeof src,
+             "// ksearch: entry=k\n// ksearch: param P in %s\n", bad[i]);
+    ks_err err;
+    ca_parse_bad(src, &err);
+    cr_expect(strstr(err.msg, "short tokens") != NULL, "%s: %s", bad[i],
+              err.msg);
+    /* the same value is refused on the command line, by the same rule */
+    ks_candidate c;
+    ca_parse_ok("// ksearch: entry=k\n", NULL, &c);
+    cr_expect_eq(ks_candidate_set_param(&c, "P", bad[i], &err), KS_ERR_INPUT,
+                 "--param P=%s", bad[i]);
+    ks_candidate_free(&c);
+  }
   ks_candidate c;
-  ca_parse_ok("// ksearch: entry=k\n// ksearch: param T in 1,,2,\n", NULL, &c);
-  cr_assert_eq(c.n_decls, 1);
-  cr_expect_eq(c.decls[0].n_values, 2);
-  cr_expect_str_eq(c.decls[0].values[1], "2");
+  ca_parse_ok("// ksearch: entry=k\n// ksearch: param P in -1,0.5,1e-3,A_B\n",
+              NULL, &c);
+  cr_expect_eq(c.decls[0].n_values, 4);
   ks_candidate_free(&c);
+}
+
+Test(candidate, header_key_must_be_a_word) {
+  ks_err err;
+  ca_parse_bad("// ksearch: =\n", &err);
+  cr_expect(strstr(err.msg, "key") != NULL, "%s", err.msg);
+  ca_parse_bad("// ksearch: entry=k =x\n", &err);
+  ca_parse_bad("// ksearch: $(id)=1\n", &err);
+}
+
+Test(candidate, nul_byte_in_file_is_refused_with_its_line) {
+  char path[] = "/tmp/ks_cand_nul_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  static const char text[] = "// ksearch: entry=k\nvoid k(void) {}\n\0int x;\n";
+  cr_assert_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+  close(fd);
+  ks_candidate c;
+  ks_err err = {0};
+  cr_assert_eq(ks_candidate_load(path, NULL, &c, &err), KS_ERR_INPUT);
+  unlink(path);
+  cr_expect(strstr(err.msg, ":3: NUL byte") != NULL, "%s", err.msg);
 }
 
 Test(candidate, duplicate_values) {

@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double ex_eval(const char *src) {
@@ -270,4 +271,60 @@ Test(expr, unbound_name_without_values_is_nan) {
   cr_assert_eq(ks_expr_parse("n + 1", NULL, 0, &e, NULL), KS_OK);
   cr_expect(isnan(ks_expr_eval(e, NULL)));
   ks_expr_free(e);
+}
+
+/* ------------------------------------------------- hostile depth (issue 13)
+ * Each of these overflowed the stack (SIGSEGV) before the depth limit. */
+
+static char *ex_repeat(const char *head, int n, const char *mid,
+                       const char *tail, int m) {
+  size_t hl = strlen(head), ml = strlen(mid), tl = strlen(tail);
+  char *s = malloc(hl * (size_t)n + ml + tl * (size_t)m + 1), *p = s;
+  cr_assert_not_null(s);
+  for (int i = 0; i < n; i++, p += hl)
+    memcpy(p, head, hl);
+  memcpy(p, mid, ml);
+  p += ml;
+  for (int i = 0; i < m; i++, p += tl)
+    memcpy(p, tail, tl);
+  *p = 0;
+  return s;
+}
+
+static void ex_too_deep(char *src) {
+  static const char *const names[] = {"rows"};
+  ks_err err;
+  ex_bad(src, names, 1, &err);
+  cr_expect(strstr(err.msg, "nested too deeply") != NULL, "%.200s", err.msg);
+  free(src);
+}
+
+Test(expr, deep_brackets_are_an_error_not_a_crash) {
+  ex_too_deep(ex_repeat("(", 20000, "rows", ")", 20000));
+}
+
+Test(expr, long_sign_runs_are_an_error) {
+  ex_too_deep(ex_repeat("-", 100000, "rows", "", 0));
+  ex_too_deep(ex_repeat("+", 100000, "rows", "", 0));
+}
+
+Test(expr, deep_function_calls_are_an_error) {
+  ex_too_deep(ex_repeat("max(rows,", 100000, "rows", ")", 100000));
+  ex_too_deep(ex_repeat("sqrt(", 100000, "rows", ")", 100000));
+}
+
+Test(expr, long_power_and_operator_chains_are_an_error) {
+  ex_too_deep(ex_repeat("rows^", 100000, "rows", "", 0));
+  /* left-deep trees: parsing loops, but evaluating and freeing recurse */
+  ex_too_deep(ex_repeat("rows+", 100000, "rows", "", 0));
+  ex_too_deep(ex_repeat("rows*", 100000, "rows", "", 0));
+}
+
+Test(expr, reasonable_depth_still_parses) {
+  char *s = ex_repeat("(", 100, "1", "+1)", 100);
+  EX_EQ(s, 101);
+  free(s);
+  s = ex_repeat("1+", 150, "1", "", 0);
+  EX_EQ(s, 151);
+  free(s);
 }

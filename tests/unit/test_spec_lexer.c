@@ -110,3 +110,17 @@ Test(spec_lexer, malformed_input_names_the_line) {
   const char bin[] = {'a', 1, 2, 0};
   cr_expect_eq(ks_lex(bin, &ts, &err), KS_ERR_INPUT, "binary bytes");
 }
+
+/* issue 13: a NUL after the kernel used to cut the file silently (the C
+ * string ended there) and the translation read "clean" */
+Test(spec_lexer, nul_byte_is_reported_with_its_line) {
+  static const char src[] = "__global__ void k(float *x) {}\n\nint y;\0 junk\n";
+  ks_toks ts;
+  ks_err err = {0};
+  cr_assert_eq(ks_lex_n(src, sizeof src - 1, &ts, &err), KS_ERR_INPUT);
+  cr_expect(strstr(err.msg, "line 3") != NULL, "%s", err.msg);
+  cr_expect(strstr(err.msg, "NUL") != NULL, "%s", err.msg);
+  /* the same text without the NUL lexes */
+  cr_assert_eq(ks_lex_n(src, strlen(src), &ts, &err), KS_OK, "%s", err.msg);
+  ks_toks_free(&ts);
+}

@@ -6,6 +6,7 @@
  * PoCL is tests/integration/translate.sh.) */
 #include "spec/translate.h"
 #include "spec/validator.h"
+#include "util/util.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -34,9 +35,9 @@ static void tt_run(const char *rel_or_src, bool is_src, const char *target,
              rel_or_src);
     cr_assert_eq(ks_read_file(path, &c->src, NULL, &err), KS_OK, "%s", err.msg);
   }
-  cr_assert_eq(
-      ks_cu_parse(c->src, is_src ? "inline.cu" : rel_or_src, &c->m, &err),
-      KS_OK, "%s", err.msg);
+  cr_assert_eq(ks_cu_parse(c->src, strlen(c->src),
+                           is_src ? "inline.cu" : rel_or_src, &c->m, &err),
+               KS_OK, "%s", err.msg);
   cr_assert_eq(ks_translate(&c->m, target, &c->t, &err), KS_OK, "%s", err.msg);
 }
 
@@ -225,8 +226,81 @@ Test(spec_translate, other_targets_refused) {
   memset(&c, 0, sizeof c);
   ks_err err = {0};
   c.src = strdup("__global__ void k(float *x) { x[0] = 0; }\n");
-  cr_assert_eq(ks_cu_parse(c.src, "k.cu", &c.m, &err), KS_OK);
+  cr_assert_eq(ks_cu_parse(c.src, strlen(c.src), "k.cu", &c.m, &err), KS_OK);
   cr_expect_eq(ks_translate(&c.m, "cuda", &c.t, &err), KS_ERR_INPUT);
   cr_expect(strstr(err.msg, "opencl, metal or c"), "%s", err.msg);
+  tt_free(&c);
+}
+
+/* issue 13: a NUL byte in a .cu file is an error naming its line */
+Test(spec_translate, nul_byte_in_cuda_file_is_refused) {
+  static const char src[] =
+      "__global__ void k(float *x) { x[0] = 1; }\n\0__global__ void j() {}\n";
+  ks_cu_model m;
+  ks_err err = {0};
+  cr_assert_eq(ks_cu_parse(src, sizeof src - 1, "n.cu", &m, &err),
+               KS_ERR_INPUT);
+  cr_expect(strstr(err.msg, "n.cu") && strstr(err.msg, "line 2") &&
+                strstr(err.msg, "NUL"),
+            "%s", err.msg);
+}
+
+/* issue 13: translate was quadratic in the body length (45 s for 16000
+ * shuffles). Timed as a ratio within this process: 4x the statements must
+ * take well under 16x the time (quadratic); linear is 4x. Best of 3. */
+static double tr_seconds(int n) {
+  ks_buf b;
+  ks_buf_init(&b);
+  ks_buf_puts(&b, "__global__ void k(float *x) {\n");
+  for (int i = 0; i < n; i++)
+    ks_buf_puts(&b, "  x[threadIdx.x]=__shfl_xor_sync(0xffffffff,x[0],1);\n"
+                    "  if (threadIdx.x < 4) { x[1] = x[2]; }\n");
+  ks_buf_puts(&b, "}\n");
+  double best = 1e9;
+  for (int rep = 0; rep < 3; rep++) {
+    double t0 = ks_now();
+    ks_cu_model m;
+    ks_translation t;
+    ks_err err = {0};
+    cr_assert_eq(ks_cu_parse(b.data, b.len, "big.cu", &m, &err), KS_OK, "%s",
+                 err.msg);
+    cr_assert_eq(ks_translate(&m, "opencl", &t, &err), KS_OK, "%s", err.msg);
+    double dt = ks_now() - t0;
+    ks_translation_free(&t);
+    ks_cu_model_free(&m);
+    best = dt < best ? dt : best;
+  }
+  ks_buf_free(&b);
+  return best;
+}
+
+Test(spec_translate, translation_time_is_linear_in_the_body, .timeout = 120) {
+  double small = tr_seconds(1500), big = tr_seconds(6000);
+  cr_expect(big < 9 * small + 0.05, "1500 statements %.3f s, 6000: %.3f s",
+            small, big);
+}
+
+/* Found by the cuda_lexer fuzz target (its input is in the corpus): the
+ * Metal translator kept a pointer to a kernel body across a TODO mark that
+ * reallocated it, so "source" was read from freed memory (ASan:
+ * heap-use-after-free in emit_kernel). Each kernel's JSON source must be the
+ * text the Python module carries for it. */
+Test(spec_translate, metal_source_survives_a_todo_in_emit_kernel) {
+  tt_case c;
+  tt_run("tests/fuzz/corpus/cuda_lexer/crash_metal_source_after_todo.cu", false,
+         "metal", &c);
+  size_t i;
+  json_t *k;
+  cr_assert_gt(json_array_size(c.t.kernels), 0);
+  json_array_foreach(c.t.kernels, i, k) {
+    const char *src = json_string_value(json_object_get(k, "source"));
+    cr_assert_not_null(src);
+    ks_buf want;
+    ks_buf_init(&want);
+    ks_buf_printf(&want, "r\"\"\"\n%s\n\"\"\"", src);
+    cr_expect(strstr(c.t.code.data, want.data) != NULL,
+              "kernel %zu: its source is not the module's", i);
+    ks_buf_free(&want);
+  }
   tt_free(&c);
 }

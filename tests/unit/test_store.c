@@ -755,3 +755,72 @@ Test(store, nodes_snapshot_events_and_llm_calls) {
   ks_store_close(s);
   fx_done(&f);
 }
+
+/* ---------------------------------------------- issue 13: damaged schemas */
+
+static char *file_bytes(const char *path, size_t *n) {
+  FILE *fp = fopen(path, "rb");
+  cr_assert_not_null(fp);
+  fseek(fp, 0, SEEK_END);
+  long len = ftell(fp);
+  fseek(fp, 0, SEEK_SET);
+  char *b = malloc((size_t)len + 1);
+  cr_assert_eq(fread(b, 1, (size_t)len, fp), (size_t)len);
+  fclose(fp);
+  *n = (size_t)len;
+  return b;
+}
+
+/* Builds a good store, damages it with sql, and expects every open to refuse
+ * it (exit 2) naming want, with the file's bytes unchanged. */
+static void refuse_damaged(const char *sql, const char *want) {
+  fixture f;
+  fx_init(&f);
+  ks_store *s = open_ok(f.db, true);
+  int64_t c = add_cand(s, "h1", "{}", "void k(void) {}");
+  add_eval(s, c, "ok", true, 2.0);
+  ks_store_close(s);
+  sqlite3 *raw;
+  cr_assert_eq(sqlite3_open(f.db, &raw), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK, "%s: %s",
+               sql, sqlite3_errmsg(raw));
+  cr_assert_eq(
+      sqlite3_exec(raw, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+      SQLITE_OK);
+  sqlite3_close(raw);
+  size_t n0, n1;
+  char *before = file_bytes(f.db, &n0);
+  ks_err err = {0};
+  cr_expect_eq(ks_store_open(f.db, false, &s, &err), KS_ERR_INPUT, "%s", sql);
+  cr_expect_eq(ks_exit_code(err.code), 2);
+  cr_expect(strstr(err.msg, "damaged") != NULL, "%s: %s", sql, err.msg);
+  cr_expect(strstr(err.msg, want) != NULL, "want %s in: %s", want, err.msg);
+  cr_expect(strstr(err.msg, f.db) != NULL, "names the file: %s", err.msg);
+  memset(&err, 0, sizeof err);
+  cr_expect_eq(ks_store_open_readonly(f.db, &s, &err), KS_ERR_INPUT, "%s", sql);
+  char *after = file_bytes(f.db, &n1);
+  cr_expect(n0 == n1 && !memcmp(before, after, n0), "file untouched: %s", sql);
+  free(before);
+  free(after);
+  fx_done(&f);
+}
+
+Test(store, dropped_tables_are_refused_untouched) {
+  refuse_damaged("DROP TABLE llm_calls", "missing table llm_calls");
+  refuse_damaged("PRAGMA foreign_keys=OFF; DROP TABLE runs", "runs");
+  refuse_damaged("PRAGMA foreign_keys=OFF; DROP TABLE candidates",
+                 "candidates");
+  refuse_damaged("DROP INDEX evaluations_status", "evaluations_status");
+}
+
+Test(store, altered_or_extra_tables_are_refused) {
+  refuse_damaged("ALTER TABLE events ADD COLUMN extra TEXT",
+                 "changed table events");
+  refuse_damaged("CREATE TABLE photos (id INTEGER)", "unexpected table photos");
+}
+
+Test(store, dangling_candidate_id_is_refused) {
+  refuse_damaged("PRAGMA foreign_keys=OFF; UPDATE evaluations SET "
+                 "candidate_id = 999",
+                 "evaluations");
+}

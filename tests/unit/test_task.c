@@ -250,16 +250,25 @@ Test(task, cost_model_and_format) {
   ks_task_free(&t);
 }
 
-Test(task, cost_model_nonpositive_is_zero) {
-  ks_task t;
-  tt_load_ok(TT_HEAD TT_AXES TT_IN TT_OUT TT_REF
-             "'cost': {'bytes': 'rows - cols', 'flops': 'rows/(cols-8)'}, "
-             "" TT_WL,
-             &t);
-  cr_expect_float_eq(ks_task_cost_bytes(&t, &t.workloads[0]), 0, 0);
-  cr_expect_float_eq(ks_task_cost_flops(&t, &t.workloads[0]), 0, 0,
-                     "infinite cost reads as unknown");
-  ks_task_free(&t);
+/* issue 13: a cost that is not finite and positive on a workload used to
+ * load and read as "no cost" (GB/s and roofline fraction 0) */
+Test(task, bad_cost_not_finite_and_positive) {
+  static const char *const bad[] = {"1/0",     "rows%0",     "rows/(cols-cols)",
+                                    "log2(0)", "sqrt(-1)",   "1e999",
+                                    "0-1",     "rows - cols"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char q[512];
+    snprintf(q, sizeof q,
+             TT_HEAD TT_AXES TT_IN TT_OUT TT_REF
+             "'cost': {'bytes': '%s'}, " TT_WL,
+             bad[i]);
+    tt_bad(q, "cost.bytes", bad[i], "workloads[0]", "rows=4", "cols=8",
+           "finite and positive", NULL);
+  }
+  tt_bad(TT_HEAD TT_AXES TT_IN TT_OUT TT_REF
+         "'cost': {'flops': 'rows-4'}, "
+         "'workloads': [{'rows': 8, 'cols': 8}, {'rows': 4, 'cols': 8}]}",
+         "cost.flops", "workloads[1]", NULL);
 }
 
 Test(task, default_tolerances) {
@@ -867,4 +876,95 @@ Test(task, tensor_numel) {
   cr_expect_eq(ks_tensor_numel(&t, &y, &w), 25);
   ks_workload big = {.axis = {1 << 20, 1 << 20, 4}};
   cr_expect_eq(ks_tensor_numel(&t, &x, &big), (int64_t)1 << 42);
+}
+
+/* ------------------------------------------- issue 13: ranges and types */
+
+Test(task, bad_scalar_out_of_its_dtype_range) {
+  tt_bad(TT_HEAD TT_AXES
+         "'scalars': {'k': {'dtype': 'int32', 'value': 1e308}}, " TT_IN TT_OUT
+             TT_REF TT_WL,
+         "scalars.k.value", "int32", NULL);
+  tt_bad(TT_HEAD TT_AXES "'scalars': {'k': {'dtype': 'int32', 'value': "
+                         "9223372036854775807}}, " TT_IN TT_OUT TT_REF TT_WL,
+         "scalars.k.value", "outside", NULL);
+  tt_bad(TT_HEAD TT_AXES
+         "'scalars': {'k': {'dtype': 'int64', 'value': 1e300}}, " TT_IN TT_OUT
+             TT_REF TT_WL,
+         "scalars.k.value", "int64", NULL);
+  tt_bad(TT_HEAD TT_AXES
+         "'scalars': {'k': {'dtype': 'float32', 'value': 1e300}}, " TT_IN TT_OUT
+             TT_REF TT_WL,
+         "scalars.k.value", "float32", NULL);
+  tt_bad(TT_HEAD TT_AXES
+         "'scalars': {'k': {'dtype': 'int32', 'value': 1.5}}, " TT_IN TT_OUT
+             TT_REF TT_WL,
+         "scalars.k.value", "whole number", NULL);
+  ks_task t;
+  tt_load_ok(
+      TT_HEAD TT_AXES
+      "'scalars': {'k': {'dtype': 'int32', 'value': -2147483648}}, " TT_IN
+          TT_OUT TT_REF TT_WL,
+      &t);
+  ks_task_free(&t);
+}
+
+Test(task, bad_init_bounds_out_of_range) {
+  tt_bad(TT_HEAD TT_AXES
+         "'inputs': {'x': {'shape': ['rows', 'cols'], 'dtype': 'int32', "
+         "'init': 'randint(0,99999999999999999999)'}}, " TT_OUT TT_REF TT_WL,
+         "inputs.x.init", "int32", NULL);
+  tt_bad(TT_HEAD TT_AXES
+         "'inputs': {'x': {'shape': ['rows', 'cols'], 'dtype': 'float32', "
+         "'init': 'uniform(0,1e400)'}}, " TT_OUT TT_REF TT_WL,
+         "inputs.x.init", "float32", NULL);
+  tt_bad(TT_HEAD TT_AXES
+         "'inputs': {'x': {'shape': ['rows', 'cols'], 'dtype': 'uint8', "
+         "'init': 'randint(0,256)'}}, " TT_OUT TT_REF TT_WL,
+         "inputs.x.init", "uint8", NULL);
+  tt_bad(TT_HEAD TT_AXES
+         "'inputs': {'x': {'shape': ['rows', 'cols'], 'dtype': 'int32', "
+         "'init': 'randint(0.5,3)'}}, " TT_OUT TT_REF TT_WL,
+         "inputs.x.init", "whole-number", NULL);
+}
+
+Test(task, wrong_type_is_not_reported_as_missing) {
+  tt_bad(
+      TT_HEAD TT_AXES
+      "'inputs': {'x': {'shape': ['rows', 'cols'], 'dtype': 5}}, " TT_OUT TT_REF
+          TT_WL,
+      "inputs.x.dtype", "must be a string, not a number", NULL);
+  tt_bad(
+      TT_HEAD TT_AXES
+      "'inputs': {'x': {'shape': 'rows', 'dtype': 'float32'}}, " TT_OUT TT_REF
+          TT_WL,
+      "inputs.x.shape", "must be a list, not a string", NULL);
+  tt_bad("{'name': 7, 'class': 'row_reduction', " TT_AXES TT_IN TT_OUT TT_REF
+             TT_WL,
+         "name: must be a string, not a number", NULL);
+  tt_bad(TT_HEAD TT_AXES TT_IN TT_OUT "'reference': ['reference.c'], " TT_WL,
+         "reference: must be a string, not a list", NULL);
+  tt_bad(TT_HEAD TT_AXES
+         "'scalars': {'k': {'dtype': 'int32', 'value': '3'}}, " TT_IN TT_OUT
+             TT_REF TT_WL,
+         "scalars.k.value", "must be a number, not a string", NULL);
+}
+
+Test(task, reference_must_be_a_regular_file) {
+  tt_bad(TT_HEAD TT_AXES TT_IN TT_OUT "'reference': '/dev/stdin', " TT_WL,
+         "reference", "/dev/stdin", "not a regular file", NULL);
+  tt_bad(TT_HEAD TT_AXES TT_IN TT_OUT "'reference': '.', " TT_WL, "reference",
+         "not a regular file", NULL);
+}
+
+Test(task, c_keywords_are_not_names) {
+  tt_bad("{'name': 'int', 'class': 'row_reduction', " TT_AXES TT_IN TT_OUT
+             TT_REF TT_WL,
+         "name", "\"int\"", "C keyword", NULL);
+  tt_bad(TT_HEAD TT_AXES "'inputs': {'for': {'shape': ['rows', 'cols'], "
+                         "'dtype': 'float32'}}, " TT_OUT TT_REF TT_WL,
+         "inputs.for", "keyword", NULL);
+  tt_bad(TT_HEAD "'axes': {'rows': {'type': 'var'}, 'cols': {'type': 'var'}, "
+                 "'while': {'type': 'var'}}, " TT_IN TT_OUT TT_REF TT_WL,
+         "axes.while", "keyword", NULL);
 }
