@@ -109,6 +109,9 @@ static void print_table(const ks_roofline *r, const char *path) {
   }
   printf("  balance    %9.2f flop/byte peak / bandwidth\n", balance);
   printf("%s %s; cached in %s\n", r->source, when, path);
+  printf("this is the cached figure (for the analysis, the planner and "
+         "display); evaluations on host memory take their ceiling from the "
+         "probe measured beside each timing\n");
 }
 
 static int print_json(const ks_roofline *r, const char *path) {
