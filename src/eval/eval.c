@@ -273,7 +273,7 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   if (!rc) {
     bool ok = o.finished && !o.x.violation[0];
     for (int i = 0; ok && i < task->n_workloads; i++)
-      ok = o.wl[i].correct;
+      ok = plan.skip[i] || o.wl[i].correct;
     if (!ok) {
       const char *why = o.x.violation[0]     ? o.x.violation
                         : o.x.setup_error[0] ? o.x.setup_error
