@@ -1,6 +1,6 @@
 // ksearch: backend=c entry=decode_paged
 // ksearch: family=split_kv
-// ksearch: concepts=online_softmax,split_kv,simd_vectorization,thread_parallel,omp_schedule
+// ksearch: concepts=online_softmax,split_kv_flash_decoding,half_bf16_conversion,simd_vectorization,thread_parallel,omp_schedule
 // ksearch: param VEC in 16,8
 // ksearch: param NSPLIT in 4,2,8,16
 // ksearch: param SCHED in 0,1,2
