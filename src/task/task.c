@@ -29,7 +29,9 @@ static ks_code parse_randint_exprs(const ks_task *t, const char *file,
                                    ks_init *out, ks_err *err) {
   size_t n = strlen(s);
   if (strncmp(s, "randint(", 8) || n < 10 || s[n - 1] != ')')
-    return KS_ERR_INPUT;
+    return BAD("%s: %s: \"%s\" is not randint(LO, HI); write the bounds as "
+               "numbers or axis expressions in one pair of parentheses",
+               file, path, s);
   char buf[256];
   if (n - 9 >= sizeof buf)
     return BAD("%s: %s: init longer than %zu characters", file, path,
@@ -99,13 +101,7 @@ static ks_code parse_init(const ks_task *t, const char *file, const char *path,
     out->kind = KS_INIT_PERMUTATION;
   } else if (!strncmp(s, "randint(", 8)) {
     /* bounds over the axes; checked per workload once workloads are read */
-    if (parse_randint_exprs(t, file, path, s, out, err) == KS_OK)
-      return KS_OK;
-    if (err && !err->msg[0])
-      return BAD("%s: %s: \"%s\" is not randint(LO, HI); write the bounds "
-                 "as numbers or axis expressions",
-                 file, path, s);
-    return KS_ERR_INPUT;
+    return parse_randint_exprs(t, file, path, s, out, err);
   } else {
     return BAD("%s: %s: unknown init \"%s\"; use one of normal, "
                "normal(mean,std), uniform(a,b), randint(a,b), positive, "
