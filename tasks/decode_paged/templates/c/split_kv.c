@@ -2,7 +2,7 @@
 // ksearch: family=split_kv
 // ksearch: concepts=online_softmax,split_kv_flash_decoding,half_bf16_conversion,simd_vectorization,thread_parallel,omp_schedule
 // ksearch: param VEC in 16,8
-// ksearch: param NSPLIT in 4,2,8,16
+// ksearch: param NSPLIT in 4,2,8,16,1
 // ksearch: param SCHED in 0,1,2
 //
 // Template for tasks/decode_paged, family split_kv (flash-decoding): each
