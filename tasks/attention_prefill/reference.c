@@ -2,7 +2,7 @@
 // Reference for tasks/attention_prefill (DESIGN.md: Task, built-in tasks):
 // causal scaled dot-product attention with grouped KV heads, in the torch
 // and MLX layout [batch, heads, seqlen, head_dim], bfloat16 in and out
-// (uint16_t bit patterns). Plain and single-threaded on purpose: scores,
+// (uint16_t bit patterns). Plain on purpose: scores,
 // softmax and the weighted sum are carried in double so float32 candidates
 // are compared with something better than themselves; the output is rounded
 // to bfloat16 (nearest even) once.
@@ -33,13 +33,19 @@ void attention_prefill(const uint16_t *restrict q, const uint16_t *restrict k,
                        int64_t seqlen, int64_t head_dim) {
   int64_t group = heads_q / heads_kv;
   double scale = 1.0 / sqrt((double)head_dim);
-  double *s = malloc(sizeof(double) * (size_t)seqlen);
-  double *acc = malloc(sizeof(double) * (size_t)head_dim);
-  if (!s || !acc)
-    abort();
-  for (int64_t b = 0; b < batch; b++)
-    for (int64_t h = 0; h < heads_q; h++) {
-      int64_t g = h / group;
+  // Threads only for the GPU-sized workloads (workloads_gpu.json, over 1e10
+  // flops; reference outputs are cached): every CPU workload of task.json
+  // runs on one thread like the other references. Each (batch, head) is
+  // independent, so the results do not depend on the thread count.
+#pragma omp parallel if (2.0 * batch * heads_q * head_dim * seqlen * seqlen > 1e10)
+  {
+    double *s = malloc(sizeof(double) * (size_t)seqlen);
+    double *acc = malloc(sizeof(double) * (size_t)head_dim);
+    if (!s || !acc)
+      abort();
+#pragma omp for schedule(dynamic)
+    for (int64_t bh = 0; bh < batch * heads_q; bh++) {
+      int64_t b = bh / heads_q, h = bh % heads_q, g = h / group;
       const uint16_t *qh = q + (b * heads_q + h) * seqlen * head_dim;
       const uint16_t *kh = k + (b * heads_kv + g) * seqlen * head_dim;
       const uint16_t *vh = v + (b * heads_kv + g) * seqlen * head_dim;
@@ -69,6 +75,7 @@ void attention_prefill(const uint16_t *restrict q, const uint16_t *restrict k,
           oh[i * head_dim + x] = f_to_bf16((float)(acc[x] / l));
       }
     }
-  free(s);
-  free(acc);
+    free(s);
+    free(acc);
+  }
 }
