@@ -37,7 +37,8 @@ void attention_prefill(const uint16_t *restrict q, const uint16_t *restrict k,
   // flops; reference outputs are cached): every CPU workload of task.json
   // runs on one thread like the other references. Each (batch, head) is
   // independent, so the results do not depend on the thread count.
-#pragma omp parallel if (2.0 * batch * heads_q * head_dim * seqlen * seqlen > 1e10)
+#pragma omp parallel if (2.0 * batch * heads_q * head_dim * seqlen * seqlen >  \
+                         1e10)
   {
     double *s = malloc(sizeof(double) * (size_t)seqlen);
     double *acc = malloc(sizeof(double) * (size_t)head_dim);

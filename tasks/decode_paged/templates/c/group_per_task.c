@@ -105,8 +105,10 @@ void decode_paged(const uint16_t *restrict q, const uint16_t *restrict k_cache,
         for (int64_t j = 0; j < n; j++) {
           int64_t tt = t0 + j;
           int64_t page = page_table[b * max_pages + tt / PAGE];
-          const uint16_t *kt = k_cache + (page * PAGE + tt % PAGE) * tok + g * D;
-          const uint16_t *vt = v_cache + (page * PAGE + tt % PAGE) * tok + g * D;
+          const uint16_t *kt =
+              k_cache + (page * PAGE + tt % PAGE) * tok + g * D;
+          const uint16_t *vt =
+              v_cache + (page * PAGE + tt % PAGE) * tok + g * D;
           for (int64_t x = 0; x < D; x++) {
             kf[j * Dp + x] = bf(kt[x]);
             vfb[j * Dp + x] = bf(vt[x]);

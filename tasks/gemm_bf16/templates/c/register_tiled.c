@@ -39,7 +39,7 @@
 #define SCHED 0
 #endif
 _Static_assert(MR >= 1 && MR <= 8 && NV >= 1 && NV <= 4, "MR 1..8, NV 1..4");
-_Static_assert(MR * NV <= 24, "register tile too large");
+_Static_assert(MR *NV <= 24, "register tile too large");
 
 #define KS_STR_(x) #x
 #define KS_PRAGMA(x) _Pragma(KS_STR_(x))

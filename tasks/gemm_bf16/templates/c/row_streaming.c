@@ -16,7 +16,8 @@
 //   VEC    floats per SIMD vector
 //   TILE_K rows of B per panel; TILE_N its width (cache blocking)
 //   ROWS   rows of A sharing one pass over the panel
-//   SCHED  OpenMP schedule over (row block, n slice): 0 static, 1 dynamic, 2 guided
+//   SCHED  OpenMP schedule over (row block, n slice): 0 static, 1 dynamic, 2
+//   guided
 #include <stdint.h>
 #include <string.h>
 

@@ -16,10 +16,10 @@
 //   SELECT 0: insertion into a sorted top-k list; 1: k passes of argmax
 //   MINTOK tokens per thread at least (fewer threads for small inputs)
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <omp.h>
 
 #ifndef SELECT
 #define SELECT 0
