@@ -5,6 +5,7 @@
 # split counts above the page count, the other selection, tiny tiles), is
 # correct on awkward shapes the task's own workloads do not have (one
 # element, odd head_dim, more splits than pages, topk = experts, m = 1);
+# the OpenCL templates are correct on the same shapes where OpenCL exists;
 # the blocked attention and the register-tiled GEMM are faster than the
 # reference on the task's workloads.
 set -u
@@ -16,6 +17,9 @@ check() {
 }
 field() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" <<<"$2" 2>/dev/null; }
 tasks="attention_prefill decode_paged moe_routing gemm_bf16"
+have_cl=no
+"$ks" roofline --backend opencl --list >/dev/null 2>&1 && have_cl=yes
+[[ $have_cl == yes ]] || echo "note: no OpenCL platform; the OpenCL templates are not checked here"
 
 odd=$(mktemp -d)
 for t in $tasks; do
@@ -60,6 +64,13 @@ PY
       check "$t/$name (${p[*]:-defaults}) is correct on odd shapes" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $(field 'd["error"]' "$out")"
     done
   done
+  # OpenCL templates (PoCL here) on the same odd shapes, where OpenCL exists
+  if [[ $have_cl == yes ]]; then
+    for tpl in "$dir"/templates/opencl/*.cl; do
+      out=$("$ks" eval "$odd/$t" "$tpl" --backend opencl --no-timing --json -q); rc=$?
+      check "$t/$(basename "$tpl") (opencl) is correct on odd shapes" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $(field 'd["error"]' "$out")"
+    done
+  fi
 done
 rm -rf "$odd"
 
