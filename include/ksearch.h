@@ -82,6 +82,7 @@ typedef struct ks_axis {
   bool is_const;   /* const or derived: filled in, never passed to kernels */
   int64_t value;   /* const axes only */
   ks_expr *derive; /* derived axes only: expression over the var/const axes */
+  char derive_src[128]; /* its text, for messages and prompts */
 } ks_axis;
 
 typedef enum ks_init_kind {

@@ -329,6 +329,9 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
       goto out;
     }
     t->axes[ai].derive = e;
+    ks_strlcpy(t->axes[ai].derive_src,
+               json_string_value(json_object_get(v, "value")),
+               sizeof t->axes[ai].derive_src);
   }
 
   json_t *scalars = json_object_get(root, "scalars");

@@ -7,6 +7,7 @@
  * Fixture tasks are written inline with single quotes (turned into double
  * quotes before parsing) and loaded from a temporary folder that holds a
  * reference.c, so nothing depends on the current directory. */
+#include "llm/context.h"
 #include "task/expr.h"
 #include "task/inputs.h"
 #include "util/util.h"
@@ -974,4 +975,16 @@ Test(task, bad_randint_bound_unknown_name) {
 Test(task, bad_randint_one_bound) {
   tt_bad(TT_PAGED("randint(max_pages)", "{'batch': 2, 'max_pages': 2}"),
          "inputs.lens.init", "two bounds", NULL);
+}
+
+Test(task, derived_axis_in_the_llm_task_text) {
+  /* the coder must know the size it has to compute, not a constant */
+  ks_task t;
+  tt_load_ok(TT_ROUTE "'workloads': [{'tokens': 3, 'experts': 8}]}", &t);
+  char *s = ks_llm_task_text(&t, false);
+  cr_assert_not_null(s);
+  cr_expect(strstr(s, "derived axis np1 = experts + 1") != NULL, "%s", s);
+  cr_expect(strstr(s, "constant axis np1") == NULL, "%s", s);
+  free(s);
+  ks_task_free(&t);
 }
