@@ -7,7 +7,7 @@
 # element, odd head_dim, more splits than pages, topk = experts, m = 1);
 # the OpenCL templates are correct on the same shapes where OpenCL exists;
 # the blocked attention and the register-tiled GEMM are faster than the
-# reference on the task's workloads.
+# reference on the task's workloads; `run moe_routing --budget 3` works.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 ks=${KSEARCH:-$here/build/ksearch}
@@ -82,5 +82,12 @@ for pair in attention_prefill/flash_blocked gemm_bf16/register_tiled; do
   ok=$(field '"yes" if d["status"]=="ok" and max(w["speedup"] for w in d["workloads"]) > 2 and all(w["roofline_fraction"] > 0 for w in d["workloads"]) else "no"' "$out")
   check "$pair: correct, over 2x the reference on its largest workloads" "$([[ $rc == 0 ]] && echo "$ok")" "exit $rc: $(field 'd["error"] or [(w["axes"], w["speedup"]) for w in d["workloads"]]' "$out")"
 done
+# the built-in planner on the routing class spec: a short search finds a
+# correct kernel and its plan starts with a family
+runs=$(mktemp -d)
+out=$("$ks" run moe_routing --budget 3 --out "$runs/r" --json -q); rc=$?
+ok=$(field '"yes" if d["best"]["score"] > 0 and d["best"]["plan"][0].startswith("algorithm: ") else "no"' "$out")
+check "run moe_routing --budget 3 finds a correct kernel" "$([[ $rc == 0 ]] && echo "$ok")" "exit $rc: $out"
+rm -rf "$runs"
 echo "kernel tasks: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
