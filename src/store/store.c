@@ -445,7 +445,7 @@ static ks_code check_header(ks_store *s, bool create, bool *fresh,
  * naming a candidate that is not there, is refused before anything is
  * written, instead of surfacing later as raw SQLite text or silently missing
  * counts. Reads only. */
-static ks_code check_schema(ks_store *s, ks_err *err) {
+static ks_code check_schema(ks_store *s, bool v1, ks_err *err) {
   static const char q[] = "SELECT type || ' ' || name || ': ' || "
                           "coalesce(sql, '') FROM sqlite_schema WHERE name "
                           "NOT LIKE 'sqlite_%' ORDER BY type, name";
@@ -456,6 +456,8 @@ static ks_code check_schema(ks_store *s, ks_err *err) {
   if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, NULL) !=
           SQLITE_OK ||
       sqlite3_exec(mem, ks_store_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+      (!v1 && sqlite3_exec(mem, ks_store_migrate_v2_sql, NULL, NULL, NULL) !=
+                  SQLITE_OK) ||
       sqlite3_prepare_v2(mem, q, -1, &want, NULL) != SQLITE_OK) {
     c = ks_err_set(err, KS_ERR_INTERNAL, "store: cannot build the schema: %s",
                    mem ? sqlite3_errmsg(mem) : "out of memory");
@@ -536,6 +538,7 @@ static ks_code create_schema(ks_store *s, ks_err *err) {
   ks_code c;
   if ((c = exec_sql(s, "BEGIN IMMEDIATE", "creating the tables", err)) ||
       (c = exec_sql(s, ks_store_schema_sql, "creating the tables", err)) ||
+      (c = exec_sql(s, ks_store_migrate_v2_sql, "creating the tables", err)) ||
       (c = exec_sql(s, pragmas, "creating the tables", err)))
     return c;
   return KS_OK;
@@ -595,7 +598,8 @@ static ks_code open_store(const char *db_path, bool create, bool readonly,
   bool fresh = false, migrate = false;
   if ((c = check_header(s, create && !readonly, &fresh, &migrate, err)))
     goto out;
-  if (!fresh && ((c = quick_check(s, err)) || (c = check_schema(s, err))))
+  if (!fresh &&
+      ((c = quick_check(s, err)) || (c = check_schema(s, migrate, err))))
     goto out;
   if (!readonly) {
     sqlite3_stmt *st = NULL;

@@ -34,9 +34,8 @@ done
 # tails, sequences shorter than a vector): as test-backend-ops checks every
 # backend against the reference over many shapes
 odd=$(mktemp -d)
-for dir in "$here"/tasks/*/; do
-  t=$(basename "$dir")
-  [[ -d $dir/templates/c ]] || continue
+for t in $legacy; do
+  dir=$here/tasks/$t
   mkdir -p "$odd/$t"
   cp "$dir/reference.c" "$odd/$t/"
   python3 - "$dir/task.json" "$odd/$t/task.json" <<'PY'
