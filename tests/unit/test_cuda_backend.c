@@ -150,8 +150,7 @@ static bool have_nvcc(void) {
 }
 
 /* Every tasks/ * /templates/cuda/ *.cu and tasks/ * /baseline/cuda.cu. */
-Test(cuda_backend, every_template_and_baseline_compiles_for_sm_90a,
-     .timeout = 600) {
+Test(cuda_backend, every_template_and_baseline_compiles_for_sm_90a) {
   if (!have_nvcc())
     cr_skip_test("nvcc not found: the CUDA toolkit is needed to compile the "
                  "CUDA templates (set KSEARCH_NVCC)");
@@ -202,8 +201,7 @@ Test(cuda_backend, every_template_and_baseline_compiles_for_sm_90a,
   ks_rm_rf(cache);
 }
 
-Test(cuda_backend, adversarial_kernels_build_or_fail_as_expected,
-     .timeout = 300) {
+Test(cuda_backend, adversarial_kernels_build_or_fail_as_expected) {
   if (!have_nvcc())
     cr_skip_test("nvcc not found: the CUDA toolkit is needed (set "
                  "KSEARCH_NVCC)");
