@@ -52,7 +52,7 @@ void ks_eval_opts_default(ks_eval_opts *o) {
   o->n_seeds = 3;
   o->topt.min_time_s = 0.2;
   o->topt.min_reps = 10;
-  o->topt.max_reps = KS_MAX_SETS;
+  o->topt.max_reps = 12;
   o->topt.warmup = 2;
   o->topt.max_wall_s = 1.0;
   o->topt.flush = true;

@@ -11,7 +11,7 @@
  * the number of repetitions is the number of timing sets. */
 typedef struct ks_timing_opts {
   int min_reps; /* timing sets per workload, at least (default 10) */
-  int max_reps; /* at most (default 32; fewer when outputs are large) */
+  int max_reps; /* at most (default 12; fewer when outputs are large) */
   double min_time_s, max_wall_s; /* kept for the command line; see DESIGN */
   int warmup;
   bool flush; /* evict caches before every timed repetition */
