@@ -14,8 +14,8 @@ WERROR  ?= -Werror
 OPT     ?= -O2 -g
 SAN     ?=
 CFLAGS_COMMON = -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -Iinclude -Isrc \
-                $(shell pkg-config --cflags jansson libseccomp sqlite3 libcurl)
-LIBS    = $(shell pkg-config --libs jansson libseccomp sqlite3 libcurl) -lOpenCL -ldl -lm -lpthread
+                $(shell pkg-config --cflags jansson libseccomp sqlite3 libcurl hiredis)
+LIBS    = $(shell pkg-config --libs jansson libseccomp sqlite3 libcurl hiredis) -lOpenCL -ldl -lm -lpthread
 
 LIB_SRC    := $(shell find src -name '*.c' ! -name main.c ! -path 'src/cli/*' | sort)
 CLI_SRC    := $(shell find src/cli -name '*.c' | sort) src/main.c
@@ -78,7 +78,7 @@ asan-test:
 sanitize-build:
 	$(MAKE) BUILD=build-san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" OPT="-O2 -g" all
 
-bench: all $(BUILD)/bench_harness_overhead
+bench: all $(BUILD)/bench_harness_overhead $(BUILD)/bench_broker_roundtrip
 	bash bench/run_all.sh
 
 # ---- fuzzing (DESIGN.md: Tests and CI). A target is one file,
@@ -132,4 +132,7 @@ clean:
 -include $(shell find $(BUILD) $(FUZZ_DIR) -name '*.d' 2>/dev/null)
 
 $(BUILD)/bench_harness_overhead: bench/harness_overhead.c $(BUILD)/libksearch.a
+	$(CC) $(CFLAGS_COMMON) $(OPT) -fopenmp -o $@ $^ $(LIBS)
+
+$(BUILD)/bench_broker_roundtrip: bench/broker_roundtrip.c $(BUILD)/libksearch.a
 	$(CC) $(CFLAGS_COMMON) $(OPT) -fopenmp -o $@ $^ $(LIBS)

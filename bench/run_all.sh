@@ -6,3 +6,4 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 bash "$here/bench/search_tasks.sh"
 bash "$here/bench/search_efficiency.sh"
 bash "$here/bench/opencl_vs_c.sh"
+bash "$here/bench/workers.sh"

@@ -75,10 +75,14 @@ void ks_dtype_store(ks_dtype t, void *base, size_t i, double v);
 #define KS_MAX_RANK 8
 #define KS_MAX_WORKLOADS 64
 
+typedef struct ks_expr ks_expr; /* parsed arithmetic expression, see expr.h */
+
 typedef struct ks_axis {
   char name[64];
-  bool is_const;
-  int64_t value; /* const axes only */
+  bool is_const;   /* const or derived: filled in, never passed to kernels */
+  int64_t value;   /* const axes only */
+  ks_expr *derive; /* derived axes only: expression over the var/const axes */
+  char derive_src[128]; /* its text, for messages and prompts */
 } ks_axis;
 
 typedef enum ks_init_kind {
@@ -93,6 +97,9 @@ typedef enum ks_init_kind {
 typedef struct ks_init {
   ks_init_kind kind;
   double a, b; /* uniform(a,b), randint(a,b) inclusive, normal(mean=a,std=b) */
+  /* randint bounds written as axis expressions ("randint(1, max_pages*16)"):
+   * evaluated per workload, replacing a/b; NULL for numeric bounds */
+  ks_expr *a_expr, *b_expr;
 } ks_init;
 
 typedef struct ks_tensor {
@@ -113,9 +120,21 @@ typedef struct ks_tolerance {
   double atol, rtol;
 } ks_tolerance;
 
+/* Where a workload runs (task.json workload key "device"): CI's CPU runs
+ * never touch GPU-sized workloads. */
+typedef enum ks_device_class {
+  KS_DEV_ANY = 0, /* no "device" key: every backend */
+  KS_DEV_CPU = 1,
+  KS_DEV_GPU = 2,
+} ks_device_class;
+
 typedef struct ks_workload {
   int64_t axis[KS_MAX_AXES]; /* every axis, const ones filled in */
+  ks_device_class device;    /* "device": "cpu" | "gpu"; absent: any */
 } ks_workload;
+
+/* Whether workload w runs on a backend of device class dc. */
+bool ks_workload_applies(const ks_workload *w, ks_device_class dc);
 
 typedef struct ks_expr ks_expr; /* parsed arithmetic expression, see expr.h */
 
@@ -149,6 +168,10 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *task,
 void ks_task_free(ks_task *task);
 int ks_task_axis_index(const ks_task *task, const char *name);
 /* Number of elements of a tensor for a workload. */
+/* The init of an input at workload w: randint bounds written over the axes
+ * evaluated (LO rounded up, HI down); other inits unchanged. */
+ks_init ks_init_bounds(const ks_task *task, const ks_init *in,
+                       const ks_workload *w);
 int64_t ks_tensor_numel(const ks_task *task, const ks_tensor *t,
                         const ks_workload *w);
 /* Bytes and FLOPs of one call from the cost model (0 when absent). */

@@ -491,7 +491,21 @@ int ks_executor_main(void) {
     if (x.flush_buf)
       memset(x.flush_buf, 1, x.flush_n);
   }
-  ks_sandbox_plan plan = {.mem_bytes = mem,
+  /* a GPU driver reserves tens of GiB of address space for its own
+   * mappings before the limit is set; the limit counts from there (no host
+   * code of a GPU candidate runs: this bounds the executor itself) */
+  if (!probe_mode && mem > 0 && ks_backend_device_class(x.be) == KS_DEV_GPU) {
+    long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f && fscanf(f, "%ld", &pages) != 1)
+      pages = 0;
+    if (f)
+      fclose(f);
+    mem += (int64_t)pages * 4096;
+  }
+  ks_sandbox_plan plan = {.be = probe_mode ? NULL : x.be,
+                          .handle = x.handle,
+                          .mem_bytes = mem,
                           .cpu_s = cpu,
                           .report_fd = KS_EXEC_EV_FD,
                           .landlock = landlock,

@@ -17,6 +17,7 @@ static const struct {
     {"show", ks_cmd_show, "show a run's tree, best plan and top candidates"},
     {"roofline", ks_cmd_roofline, "measure peak bandwidth and FLOP/s"},
     {"translate", ks_cmd_translate, "carry a CUDA kernel to another target"},
+    {"worker", ks_cmd_worker, "evaluate the jobs of runs given --broker"},
 };
 
 static void usage(FILE *f) {

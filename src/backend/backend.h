@@ -71,7 +71,19 @@ typedef struct ks_backend_i {
   /* Device-side time of the last run() in ns (profiling events: start of
    * the first kernel to the end of the last), 0 when unknown. */
   double (*device_time_ns)(void *handle);
+
+  /* ---- Optional, device executors. Called by ks_sandbox_seccomp just
+   * before the filter loads, with the libseccomp scmp_filter_ctx: adds what
+   * the device driver needs on descriptors that are already open (CUDA: the
+   * poll family its helper threads wait in; no ioctl). NULL: nothing. */
+  ks_code (*sandbox_rules)(void *handle, void *scmp_ctx, ks_err *err);
+  /* What the backend runs on, for workloads' "device" key (task.json): NULL
+   * means cpu. OpenCL asks its device (CL_DEVICE_TYPE), CUDA is gpu. */
+  ks_device_class (*device_class)(void);
 } ks_backend_i;
+
+/* The backend's device class (cpu when it has no device_class hook). */
+ks_device_class ks_backend_device_class(const ks_backend_i *be);
 
 const ks_backend_i *ks_backend_get(const char *name);
 /* All registered backends, for `--backend` help and probing. */

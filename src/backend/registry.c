@@ -5,10 +5,12 @@
 
 extern const ks_backend_i ks_backend_c;
 extern const ks_backend_i ks_backend_opencl;
+extern const ks_backend_i ks_backend_cuda;
 
 static const ks_backend_i *const k_backends[] = {
     &ks_backend_c,
     &ks_backend_opencl,
+    &ks_backend_cuda,
 };
 
 int ks_backend_count(void) {
@@ -27,3 +29,7 @@ const ks_backend_i *ks_backend_get(const char *name) {
 }
 
 void ks_artifact_free(ks_artifact *a) { ks_buf_free(&a->log); }
+
+ks_device_class ks_backend_device_class(const ks_backend_i *be) {
+  return be && be->device_class ? be->device_class() : KS_DEV_CPU;
+}

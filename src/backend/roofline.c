@@ -73,6 +73,10 @@ void ks_roofline_identify(const char *backend, int threads, ks_roofline *out) {
       !ks_roofline_opencl_identity(out->device, sizeof out->device, identity,
                                    sizeof identity))
     snprintf(identity, sizeof identity, "no OpenCL device");
+  if (!strcmp(backend, "cuda") &&
+      !ks_roofline_cuda_identity(out->device, sizeof out->device, identity,
+                                 sizeof identity))
+    snprintf(identity, sizeof identity, "no CUDA device");
   char host[65] = "localhost";
   if (gethostname(host, sizeof host - 1) != 0 || !host[0])
     snprintf(host, sizeof host, "localhost");
@@ -87,13 +91,14 @@ void ks_roofline_identify(const char *backend, int threads, ks_roofline *out) {
 /* ---- cache */
 
 static bool backend_known(const char *backend) {
-  return backend && (!strcmp(backend, "c") || !strcmp(backend, "opencl"));
+  return backend && (!strcmp(backend, "c") || !strcmp(backend, "opencl") ||
+                     !strcmp(backend, "cuda"));
 }
 
 static ks_code not_available(const char *backend, ks_err *err) {
   return ks_err_set(err, KS_ERR_ENV,
                     "roofline for backend %s is not available yet "
-                    "(available: c, opencl); use --backend c",
+                    "(available: c, opencl, cuda); use --backend c",
                     backend ? backend : "(none)");
 }
 
@@ -188,6 +193,8 @@ static ks_code measure(const char *backend, int threads, ks_roofline *out,
     return ks_roofline_measure_c(threads, out, err);
   if (!strcmp(backend, "opencl"))
     return ks_roofline_measure_opencl(threads, out, err);
+  if (!strcmp(backend, "cuda"))
+    return ks_roofline_measure_cuda(threads, out, err);
   return not_available(backend, err);
 }
 
@@ -226,15 +233,21 @@ ks_code ks_roofline_get(const char *backend, int threads, bool remeasure,
 /* ---- JSON */
 
 json_t *ks_roofline_to_json(const ks_roofline *r) {
-  return json_pack("{s:s, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:s, "
-                   "s:i, s:f, s:s}",
-                   "backend", r->backend, "device", r->device, "machine_key",
-                   r->machine_key, "threads", r->threads, "read_gbps",
-                   r->read_gbps, "write_gbps", r->write_gbps, "copy_gbps",
-                   r->copy_gbps, "triad_gbps", r->triad_gbps, "bandwidth_gbps",
-                   r->bandwidth_gbps, "peak_gflops", r->peak_gflops, "isa",
-                   r->isa, "vector_floats", r->vector_floats, "measured_at",
-                   r->measured_at, "source", r->source);
+  json_t *j = json_pack(
+      "{s:s, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:s, "
+      "s:i, s:f, s:s}",
+      "backend", r->backend, "device", r->device, "machine_key", r->machine_key,
+      "threads", r->threads, "read_gbps", r->read_gbps, "write_gbps",
+      r->write_gbps, "copy_gbps", r->copy_gbps, "triad_gbps", r->triad_gbps,
+      "bandwidth_gbps", r->bandwidth_gbps, "peak_gflops", r->peak_gflops, "isa",
+      r->isa, "vector_floats", r->vector_floats, "measured_at", r->measured_at,
+      "source", r->source);
+  if (j && (r->l2_gbps > 0 || r->tc_gflops > 0 || r->sm_clock_mhz > 0)) {
+    json_object_set_new(j, "l2_gbps", json_real(r->l2_gbps));
+    json_object_set_new(j, "tc_bf16_gflops", json_real(r->tc_gflops));
+    json_object_set_new(j, "sm_clock_mhz", json_real(r->sm_clock_mhz));
+  }
+  return j;
 }
 
 static ks_code get_str(const json_t *j, const char *key, char *dst, size_t n,
@@ -306,6 +319,10 @@ ks_code ks_roofline_from_json(const json_t *j, ks_roofline *out, ks_err *err) {
                       "--remeasure` to rewrite it");
   r.threads = (int)threads;
   r.vector_floats = (int)vf;
+  /* GPU-only fields, absent from CPU rooflines */
+  r.l2_gbps = json_number_value(json_object_get(j, "l2_gbps"));
+  r.tc_gflops = json_number_value(json_object_get(j, "tc_bf16_gflops"));
+  r.sm_clock_mhz = json_number_value(json_object_get(j, "sm_clock_mhz"));
   *out = r;
   return KS_OK;
 }

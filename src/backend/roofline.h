@@ -25,6 +25,9 @@ typedef struct ks_roofline {
    * (no write-allocate traffic). */
   double bandwidth_gbps;
   double peak_gflops; /* vector FMA FP32, 2 flops per lane per FMA */
+  /* GPUs (cuda): L2 bandwidth, bf16 tensor-core peak and the SM clock seen
+   * while measuring; 0 where not measured */
+  double l2_gbps, tc_gflops, sm_clock_mhz;
   char isa[32];       /* "avx512" | "avx2" | "sse" | "neon" | "generic" */
   int vector_floats;  /* floats per SIMD register of that ISA, as measured
                          with (the planner's first vector width); 0 unknown */
@@ -55,6 +58,14 @@ ks_code ks_roofline_measure_opencl(int threads, ks_roofline *out, ks_err *err);
  * KSEARCH_OPENCL_DEVICE picks; false when there is none. */
 bool ks_roofline_opencl_identity(char *device, size_t n, char *identity,
                                  size_t m);
+
+/* The CUDA device's roofline (cuda/roofline_cuda.c): measured in a child
+ * `ksearch-runner --cuda-roofline SUPPORT.cubin` with ksearch's own kernels
+ * timed with CUDA events; bandwidth_gbps = max(read, copy). */
+ks_code ks_roofline_measure_cuda(int threads, ks_roofline *out, ks_err *err);
+/* Name and identity of the CUDA device KSEARCH_CUDA_DEVICE picks. */
+bool ks_roofline_cuda_identity(char *device, size_t n, char *identity,
+                               size_t m);
 
 /* Fills backend, device, machine_key and threads (threads <= 0: online
  * CPUs) and zeroes the rest; the first step of every measurement. */

@@ -58,6 +58,8 @@ static void print_table(const ks_task *task, const ks_eval_result *r) {
          "max rel err");
   for (int i = 0; i < r->n_workloads; i++) {
     const ks_wl_result *w = &r->wl[i];
+    if (!ks_workload_applies(&task->workloads[i], r->device_class))
+      continue; /* a workload of another device class */
     char wl[256];
     ks_workload_format(task, &task->workloads[i], wl, sizeof wl);
     printf("%-28s %8s %10.1fus %10.1fus %7.2fx %9.2f %8.1f%%  %.2g\n", wl,
@@ -68,8 +70,9 @@ static void print_table(const ks_task *task, const ks_eval_result *r) {
            100 * w->roofline_fraction, w->max_rel_err);
   }
   printf("status: %s   score: %.3f (geometric-mean speedup over the "
-         "reference)   threads: %d   build: %s\n",
-         ks_eval_status_name(r->status), r->score, r->threads,
+         "%s)   threads: %d   build: %s\n",
+         ks_eval_status_name(r->status), r->score,
+         r->baseline_score > 0 ? "device baseline" : "reference", r->threads,
          r->build_cached ? "cached" : "compiled");
   if (r->error[0])
     printf("reason: %s\n", r->error);
@@ -107,6 +110,7 @@ int ks_cmd_eval(int argc, char **argv) {
       if (parse_num("--device", optarg, 0, 1000, &v))
         return 2;
       setenv("KSEARCH_OPENCL_DEVICE", optarg, 1);
+      setenv("KSEARCH_CUDA_DEVICE", optarg, 1);
       break;
     case 'p':
       if (n_params >= 64)

@@ -22,7 +22,8 @@ static const char *const USAGE =
     "Measured streaming memory bandwidth and peak FP32 FLOP/s of this\n"
     "machine, cached per machine after the first measurement.\n"
     "\n"
-    "  --backend B   backend to measure (default c; available: c, opencl)\n"
+    "  --backend B   backend to measure (default c; available: c, opencl, "
+    "cuda)\n"
     "  --threads N   threads to measure with (default: online CPUs)\n"
     "  --remeasure   ignore the cache, measure again and rewrite it\n"
     "  --list        list the OpenCL devices (--device N / "
@@ -99,8 +100,18 @@ static void print_table(const ks_roofline *r, const char *path) {
          "triad)\n",
          r->bandwidth_gbps);
   printf("  peak       %9.1f GFLOP/s   FP32 vector FMA\n", r->peak_gflops);
+  if (r->l2_gbps > 0 || r->tc_gflops > 0) { /* GPUs (cuda) */
+    printf("  L2         %9.1f GB/s\n", r->l2_gbps);
+    printf("  bf16 mma   %9.1f GFLOP/s   tensor cores (mma.sync)\n",
+           r->tc_gflops);
+    printf("  SM clock   %9.1f MHz       seen while measuring\n",
+           r->sm_clock_mhz);
+  }
   printf("  balance    %9.2f flop/byte peak / bandwidth\n", balance);
   printf("%s %s; cached in %s\n", r->source, when, path);
+  printf("this is the cached figure (for the analysis, the planner and "
+         "display); evaluations on host memory take their ceiling from the "
+         "probe measured beside each timing\n");
 }
 
 static int print_json(const ks_roofline *r, const char *path) {

@@ -2,6 +2,7 @@
  * (the tree, the best plan, the top candidates; `--json`: the report's
  * facts, DESIGN.md: Report). */
 #include "cli/cli.h"
+#include "dist/broker.h"
 #include "report/report.h"
 #include "search/planner.h"
 #include "search/search.h"
@@ -29,6 +30,9 @@ static const char k_usage[] =
     "  --time T          stop after T seconds (default: no limit)\n"
     "  --stagnation N    stop after N evaluations without a new best "
     "(default 25)\n"
+    "  --finalists N     at the end, re-time the N leading candidates "
+    "together (default 5 when --budget >= 10, else 0)\n"
+    "  --rounds N        interleaved rounds of that tournament (default 5)\n"
     "  --planner P       builtin (default), random (the baseline) or llm\n"
     "  --seed S          seed of selection ties and parameter draws "
     "(default 1)\n"
@@ -37,9 +41,19 @@ static const char k_usage[] =
     "  --resume DIR      continue a run after Ctrl-C or a crash\n"
     "  --threads N       threads for kernels (default all cores)\n"
     "  --min-time S      timing per workload (default 0.05 s)\n"
+    "  --seeds N         correctness seeds per workload (default 3)\n"
     "  --seed-cuda FILE  raise the plans that use the concepts of a CUDA "
     "kernel\n                    (what `ksearch translate` finds in it)\n"
     "  --report          rewrite RUN_DIR/report.html after every evaluation\n"
+    "  --broker URL      evaluate on workers (`ksearch worker`) through "
+    "Redis:\n"
+    "                    redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
+    "  --parallel N      with --broker: jobs in flight at once, from "
+    "distinct plans\n                    (default 1)\n"
+    "  --target T        with --broker: the workers' target (hash or "
+    "identity) when\n                    several are live\n"
+    "  --max-tries N     with --broker: deliveries of a job whose workers "
+    "die before\n                    it is recorded as crash (default 3)\n"
     "  --json            print summary.json on stdout\n"
     "  -q, --quiet       no progress on stderr\n"
     "\n"
@@ -138,6 +152,13 @@ int ks_cmd_run(int argc, char **argv) {
       {"seed-cuda", required_argument, 0, 1100},
       {"device", required_argument, 0, 1200},
       {"report", no_argument, 0, 1300},
+      {"finalists", required_argument, 0, 1400},
+      {"rounds", required_argument, 0, 1401},
+      {"broker", required_argument, 0, 1500},
+      {"parallel", required_argument, 0, 1501},
+      {"target", required_argument, 0, 1502},
+      {"max-tries", required_argument, 0, 1503},
+      {"seeds", required_argument, 0, 1201},
       {0, 0, 0, 0}};
   ks_search_opts so;
   ks_search_opts_default(&so);
@@ -145,7 +166,7 @@ int ks_cmd_run(int argc, char **argv) {
   double v;
   /* --llm-* flags become the LLM planner's options (llm/llm.h) */
   json_t *llm = json_object();
-  const char *llm_flag = NULL;
+  const char *llm_flag = NULL, *dist_flag = NULL;
   /* before getopt, which permutes argv */
   char cmdline[8192];
   command_line(argc, argv, cmdline, sizeof cmdline);
@@ -180,10 +201,27 @@ int ks_cmd_run(int argc, char **argv) {
     case 1200: /* read by the OpenCL backend, here and in its children */
       NUM(0, 1000, "--device");
       setenv("KSEARCH_OPENCL_DEVICE", optarg, 1);
+      setenv("KSEARCH_CUDA_DEVICE", optarg, 1);
       break;
+    case 1500: so.broker = optarg; break;
+    case 1501:
+      NUM(1, 256, "--parallel") so.parallel = (int)v;
+      dist_flag = "--parallel";
+      break;
+    case 1502:
+      so.target = optarg;
+      dist_flag = "--target";
+      break;
+    case 1503:
+      NUM(1, 100, "--max-tries") so.max_tries = (int)v;
+      dist_flag = "--max-tries";
+      break;
+    case 1201: NUM(1, KS_MAX_SEEDS, "--seeds") so.eval.n_seeds = (int)v; break;
     case 'n': NUM(1, 1e6, "--budget") so.budget = (int)v; break;
     case 't': NUM(1, 1e7, "--time") so.time_s = v; break;
     case 'g': NUM(0, 1e6, "--stagnation") so.stagnation = (int)v; break;
+    case 1400: NUM(0, 16, "--finalists") so.finalists = (int)v; break;
+    case 1401: NUM(1, 32, "--rounds") so.tourney_rounds = (int)v; break;
     case 'p':
       if (!strcmp(optarg, "llm") && !ks_planner_find("llm")) {
         fputs("ksearch run: --planner llm is not implemented yet (the LLM "
@@ -240,6 +278,23 @@ int ks_cmd_run(int argc, char **argv) {
 #undef NUM
 #undef LLM_STR
 #undef LLM_NUM
+  if (dist_flag && !so.broker) {
+    fprintf(stderr,
+            "ksearch run: %s applies with --broker URL only (evaluations on "
+            "workers)\n",
+            dist_flag);
+    json_decref(llm);
+    return 2;
+  }
+  if (so.broker) {
+    ks_broker_url u;
+    ks_err e;
+    if (ks_broker_url_parse(so.broker, &u, &e)) {
+      json_decref(llm);
+      return ks_cli_fail(2, e.msg);
+    }
+    memset(&u, 0, sizeof u);
+  }
   if (strcmp(so.planner, "llm") && llm_flag) {
     fprintf(stderr, "ksearch run: --%s applies to --planner llm only\n",
             llm_flag);

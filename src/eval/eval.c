@@ -33,6 +33,9 @@ struct ks_evaluator {
   bool have_roof;
   bool landlock_warned;
   ks_input_cache inputs;
+  ks_device_class dc; /* which workloads run: task.json "device" */
+  double base_ns[KS_MAX_WORKLOADS]; /* device baseline, fastest rep */
+  bool have_base;
 };
 
 const char *ks_eval_status_name(ks_eval_status s) {
@@ -99,6 +102,8 @@ static void fill_plan(ks_evaluator *ev, ks_judge_plan *p) {
   p->set_seed0 = ev->set_seed0;
   for (int i = 0; i < ev->task->n_workloads; i++)
     p->n_sets[i] = ev->opts.timing ? ev->n_sets[i] : 0;
+  for (int i = 0; i < ev->task->n_workloads; i++)
+    p->skip[i] = !ks_workload_applies(&ev->task->workloads[i], ev->dc);
   p->ref_dir = ev->ref_dir;
   p->inputs = &ev->inputs;
   p->evict = ev->opts.topt.flush;
@@ -126,6 +131,45 @@ static double derived_timeout(const ks_evaluator *ev) {
   return t;
 }
 
+/* The device baseline (DESIGN.md: Evaluation, baselines): the plain kernel
+ * or library call of tasks/<t>/baseline/<backend>.<ext>, evaluated like a
+ * candidate in the same executor, so that speedups on a device compare like
+ * with like. Absent: nothing to do. A baseline that fails is the task's
+ * error. */
+static ks_code eval_baseline(ks_evaluator *ev, ks_err *err) {
+  static const char *const exts[] = {"cu", "cl", "c"};
+  char path[PATH_MAX];
+  bool found = false;
+  for (size_t i = 0; i < sizeof exts / sizeof *exts && !found; i++) {
+    snprintf(path, sizeof path, "%.3000s/baseline/%s.%s", ev->task->dir,
+             ev->be->name, exts[i]);
+    found = ks_file_exists(path);
+  }
+  if (!found)
+    return KS_OK;
+  ks_candidate c;
+  ks_code rc = ks_candidate_load(path, ev->task->name, &c, err);
+  if (rc)
+    return rc;
+  ks_candidate_fill_defaults(&c);
+  ks_eval_result *res = ks_xcalloc(1, sizeof *res);
+  rc = ks_evaluate(ev, &c, res, err);
+  ks_candidate_free(&c);
+  if (!rc && res->status != KS_EVAL_OK)
+    rc = ks_err_set(err, KS_ERR_INPUT,
+                    "%s: the task's baseline failed (%s): "
+                    "%.1500s",
+                    path, ks_eval_status_name(res->status), res->error);
+  for (int i = 0; !rc && i < res->n_workloads; i++) {
+    const ks_wl_result *w = &res->wl[i];
+    ev->base_ns[i] = w->device_ns_min > 0 ? w->device_ns_min : w->time_ns_min;
+  }
+  ev->have_base = !rc;
+  ks_eval_result_free(res);
+  free(res);
+  return rc;
+}
+
 ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
                          ks_evaluator **out, ks_err *err) {
   *out = NULL;
@@ -144,20 +188,31 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   if (!ev->be) {
     free(ev);
     return ks_err_set(err, KS_ERR_INPUT,
-                      "unknown backend \"%s\"; available: c, opencl (CUDA and "
-                      "MLX backends are not implemented yet)",
+                      "unknown backend \"%s\"; available: c, opencl, cuda (the "
+                      "MLX backend is not implemented yet)",
                       opts->backend);
   }
+  ev->dc = ks_backend_device_class(ev->be);
   char dev[512];
   ks_code rc = ev->be->probe(dev, sizeof dev, err);
   if (!rc)
     rc = ks_cache_dir(ev->cache_dir, sizeof ev->cache_dir, err);
+  /* On a GPU every call of a GPU-sized workload costs the judge a draw,
+   * a poison and a comparison of hundreds of MiB, and the single-threaded
+   * C reference seconds per set: one correctness seed and three timing
+   * sets there (device events are steady; DESIGN.md: Timing). */
+  if (ev->dc == KS_DEV_GPU && ev->opts.n_seeds > 1)
+    ev->opts.n_seeds = 1;
   for (int i = 0; i < task->n_workloads; i++) {
+    if (!ks_workload_applies(&task->workloads[i], ev->dc))
+      continue;
     double b = tensor_bytes(task, &task->workloads[i]);
     if (b > ev->bytes_max)
       ev->bytes_max = b;
     ev->n_sets[i] =
         ks_judge_sets_for(task, &task->workloads[i], &ev->opts.topt);
+    if (ev->dc == KS_DEV_GPU && ev->n_sets[i] > 3)
+      ev->n_sets[i] = 3;
   }
   /* the reference, built like any candidate */
   ks_candidate ref;
@@ -206,6 +261,7 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   plan.probe = false;
   for (int i = 0; i < task->n_workloads; i++)
     plan.n_sets[i] = ev->n_sets[i]; /* outputs for every set, even untimed */
+  plan.n_seeds = ev->opts.n_seeds;
   plan.cpu_limit_s = 0;
   plan.timeout_s = opts->timeout_s > 0 ? opts->timeout_s * 10 : 600;
   if (!opts->quiet)
@@ -217,7 +273,7 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   if (!rc) {
     bool ok = o.finished && !o.x.violation[0];
     for (int i = 0; ok && i < task->n_workloads; i++)
-      ok = o.wl[i].correct;
+      ok = plan.skip[i] || o.wl[i].correct;
     if (!ok) {
       const char *why = o.x.violation[0]     ? o.x.violation
                         : o.x.setup_error[0] ? o.x.setup_error
@@ -252,6 +308,9 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
     ev->have_roof = true;
   else
     ks_log(KS_LOG_INFO, "no roofline: %s", rerr.msg);
+  ks_err berr;
+  if (eval_baseline(ev, &berr)) /* scores then stay over the reference */
+    ks_log(KS_LOG_INFO, "no device baseline: %s", berr.msg);
   *out = ev;
   return KS_OK;
 }
@@ -357,6 +416,12 @@ static ks_eval_status classify(const ks_task *task, const ks_judge_plan *p,
  * against the cached roofline (their fractions are small anyway). */
 #define PROBE_MIN_NS 50000.0
 
+/* Whether the backend's kernels work in this machine's own memory (c, and
+ * OpenCL on PoCL's CPU device), so the host probe is their ceiling. */
+static bool host_memory(const ks_evaluator *ev) {
+  return !ev->be->dev_alloc || !strcmp(ev->be->name, "opencl");
+}
+
 /* Figures of one timed workload; true when it was faster than the
  * hardware allows (fraction above 1 + the measured noise margin). */
 static bool workload_figures(ks_evaluator *ev, int i, ks_wl_result *w,
@@ -364,8 +429,16 @@ static bool workload_figures(ks_evaluator *ev, int i, ks_wl_result *w,
   const ks_task *task = ev->task;
   const ks_workload *wl = &task->workloads[i];
   double t = w->time_ns_min > 0 ? w->time_ns_min : w->time_ns_median;
+  /* on a GPU: the kernels' own event time, without launch and sync
+   * overhead (a CPU OpenCL device keeps wall clock, like the reference) */
+  if (w->device_ns_min > 0 && ev->dc == KS_DEV_GPU)
+    t = w->device_ns_min;
   if (t <= 0)
     return false;
+  if (ev->have_base && ev->base_ns[i] > 0) {
+    w->baseline_ns_min = ev->base_ns[i];
+    w->baseline_speedup = ev->base_ns[i] / t;
+  }
   double bytes = ks_task_cost_bytes(task, wl);
   double flops = ks_task_cost_flops(task, wl);
   w->gbps = bytes / t;
@@ -375,7 +448,9 @@ static bool workload_figures(ks_evaluator *ev, int i, ks_wl_result *w,
   if (ref > 0)
     w->speedup = ref / t;
   double bw = ev->have_roof ? ev->roof.bandwidth_gbps : 0;
-  double margin = 0.25; /* a cached figure drifts with the neighbours */
+  /* a cached figure drifts with the neighbours (47 to 77 GB/s within an
+   * hour here): only twice it is a verdict */
+  double margin = 1.0;
   w->ceiling_probed = false;
   if (w->probe_gbps > 0) {
     bw = w->probe_gbps;
@@ -383,26 +458,33 @@ static bool workload_figures(ks_evaluator *ev, int i, ks_wl_result *w,
     margin = 0.05 + w->probe_spread;
   }
   w->ceiling_gbps = bw;
-  double floor_s = 0;
-  if (bw > 0)
-    floor_s = bytes / (bw * 1e9);
-  if (ev->have_roof && ev->roof.peak_gflops > 0) {
-    double c = flops / (ev->roof.peak_gflops * 1e9);
+  double mem_s = bw > 0 ? bytes / (bw * 1e9) : 0, floor_s = mem_s;
+  double peak = ev->have_roof ? ev->roof.peak_gflops : 0;
+  if (peak > 0) {
+    double c = flops / (peak * 1e9);
     floor_s = c > floor_s ? c : floor_s;
   }
   w->roofline_fraction = floor_s > 0 ? floor_s / (t * 1e-9) : 0;
-  if (floor_s > 0 && w->roofline_fraction > 1 + margin) {
+  /* The verdict never rests on a cached FLOP/s figure: one measured on a
+   * busy machine was seen 300x low. Its compute side is the most any chip
+   * of this kind could do: on the host, every thread retiring two 16-lane
+   * FMAs per cycle at 5 GHz; on a device, twice its measured peak. */
+  double bound = host_memory(ev) ? ev->opts.threads * 320.0 : 2 * peak;
+  double check_s = mem_s;
+  if (bound > 0 && flops / (bound * 1e9) > check_s)
+    check_s = flops / (bound * 1e9);
+  double check = check_s / (t * 1e-9);
+  if (check_s > 0 && check > 1 + margin) {
     char name[256];
     ks_workload_format(task, wl, name, sizeof name);
     snprintf(why, n,
              "faster than the hardware allows on %s: %.0f ns measured where "
              "the roofline floor is %.0f ns (%.0f bytes at %.1f GB/s %s, "
-             "%.3g flops at %.1f GFLOP/s): fraction %.2f > 1 + %.2f noise "
-             "margin",
-             name, t, floor_s * 1e9, bytes, bw,
+             "%.3g flops at %.1f GFLOP/s at most): fraction %.2f > 1 + %.2f "
+             "noise margin",
+             name, t, check_s * 1e9, bytes, bw,
              w->ceiling_probed ? "probed beside it" : "cached roofline", flops,
-             ev->have_roof ? ev->roof.peak_gflops : 0, w->roofline_fraction,
-             margin);
+             bound, check, margin);
     return true;
   }
   return false;
@@ -413,6 +495,7 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
   memset(res, 0, sizeof *res);
   const ks_task *task = ev->task;
   res->threads = ev->opts.threads;
+  res->device_class = ev->dc;
   res->n_workloads = task->n_workloads;
   for (int i = 0; i < task->n_workloads; i++) {
     res->wl[i].index = i;
@@ -471,7 +554,7 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
   plan.timeout_s = derived_timeout(ev);
   plan.cpu_limit_s = plan.timeout_s * plan.threads + 5;
   /* the probe is host code: it measures the CPU backends' memory */
-  plan.probe = ev->opts.timing && ev->be->dev_alloc == NULL;
+  plan.probe = ev->opts.timing && host_memory(ev);
   ks_judge_out o;
   double t0 = ks_now();
   rc = ks_judge_run(&plan, &o, err);
@@ -502,6 +585,7 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
     w->reps = j->claimed.reps;
     w->window_ns_min = j->window_min_ns;
     w->device_ns_median = j->dev_ns_median;
+    w->device_ns_min = j->dev_ns_min;
     w->clock_verified = j->clock_verified;
     double cached = ev->have_roof ? ev->roof.bandwidth_gbps : 0;
     if (j->probe_ns_min > 0 && cached > 0 &&
@@ -513,10 +597,13 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
     }
   }
   ks_judge_out_free(&o);
-  double logsum = 0, vlog = 0;
-  int nv = 0;
+  double logsum = 0, vlog = 0, baselog = 0;
+  int nv = 0, n_run = 0;
   for (int i = 0; i < task->n_workloads; i++) {
     ks_wl_result *w = &res->wl[i];
+    if (!ks_workload_applies(&task->workloads[i], ev->dc))
+      continue;
+    n_run++;
     char why[600];
     if (workload_figures(ev, i, w, why, sizeof why) &&
         res->status == KS_EVAL_OK) {
@@ -527,12 +614,15 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
       vlog += log(w->speedup);
       nv++;
     }
+    baselog += w->baseline_speedup > 0 ? log(w->baseline_speedup) : 0;
   }
   /* a workload too fast for the judge's clock to check cannot lift the
    * score above what the checked ones show (DESIGN.md: Clock) */
   double vmean = nv ? exp(vlog / nv) : 0;
   for (int i = 0; i < task->n_workloads; i++) {
     ks_wl_result *w = &res->wl[i];
+    if (!ks_workload_applies(&task->workloads[i], ev->dc))
+      continue;
     if (nv && !w->clock_verified && w->speedup > vmean) {
       w->speedup = vmean;
       w->speedup_capped = true;
@@ -540,8 +630,15 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
     logsum += w->speedup > 0 ? log(w->speedup) : 0;
   }
   res->correct = res->status == KS_EVAL_OK;
-  res->score =
-      res->correct && ev->opts.timing ? exp(logsum / task->n_workloads) : 0;
+  n_run = n_run > 0 ? n_run : 1;
+  res->score = res->correct && ev->opts.timing ? exp(logsum / n_run) : 0;
+  res->baseline_score = res->correct && ev->opts.timing && ev->have_base
+                            ? exp(baselog / n_run)
+                            : 0;
+  /* on a device with a baseline, the speedup that counts is over it */
+  res->reference_score = res->score;
+  if (ev->have_base)
+    res->score = res->baseline_score;
   return KS_OK;
 }
 
@@ -552,9 +649,16 @@ json_t *ks_eval_result_to_json(const ks_task *task, const ks_eval_result *r) {
   json_object_set_new(o, "status", json_string(ks_eval_status_name(r->status)));
   json_object_set_new(o, "correct", json_boolean(r->correct));
   json_object_set_new(o, "score", num(r->score));
+  if (r->baseline_score > 0) {
+    json_object_set_new(o, "baseline_score", num(r->baseline_score));
+    json_object_set_new(o, "reference_score", num(r->reference_score));
+  }
   json_t *arr = json_array();
   for (int i = 0; i < r->n_workloads; i++) {
     const ks_wl_result *w = &r->wl[i];
+    /* workloads of another device class ("device" in task.json) */
+    if (!ks_workload_applies(&task->workloads[i], r->device_class))
+      continue;
     json_t *axes = json_object();
     for (int a = 0; a < task->n_axes; a++)
       if (!task->axes[a].is_const)
@@ -584,8 +688,16 @@ json_t *ks_eval_result_to_json(const ks_task *task, const ks_eval_result *r) {
     json_object_set_new(wj, "clock_verified", json_boolean(w->clock_verified));
     if (w->speedup_capped)
       json_object_set_new(wj, "speedup_capped", json_true());
-    if (w->device_ns_median > 0)
-      json_object_set_new(wj, "device_ns_median", num(w->device_ns_median));
+    json_object_set_new(wj, "index", json_integer(i));
+    if (w->device_ns_min > 0) {
+      json_object_set_new(wj, "device_time_ns_median",
+                          num(w->device_ns_median));
+      json_object_set_new(wj, "device_time_ns_min", num(w->device_ns_min));
+    }
+    if (w->baseline_ns_min > 0) {
+      json_object_set_new(wj, "baseline_time_ns_min", num(w->baseline_ns_min));
+      json_object_set_new(wj, "baseline_speedup", num(w->baseline_speedup));
+    }
     if (w->reason[0])
       json_object_set_new(wj, "reason", json_string(w->reason));
     json_array_append_new(arr, wj);

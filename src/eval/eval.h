@@ -57,9 +57,13 @@ typedef struct ks_wl_result {
   double probe_spread;  /* probe (median - min) / min */
   double ceiling_gbps;  /* the bandwidth the fraction was taken over */
   bool ceiling_probed;  /* true: the probe; false: the cached roofline */
-  double device_ns_median;
-  bool clock_verified; /* false: faster than the judge's clock resolves */
-  bool speedup_capped; /* capped at the verified workloads' mean */
+  bool clock_verified;  /* false: faster than the judge's clock resolves */
+  bool speedup_capped;  /* capped at the verified workloads' mean */
+  /* device backends: the kernels' own time (events), which speedup, gbps
+   * and roofline_fraction then use on a GPU; and the speedup over the
+   * task's device baseline (tasks/<t>/baseline/<backend>.*), 0 if none */
+  double device_ns_median, device_ns_min;
+  double baseline_ns_min, baseline_speedup;
   char reason[600];
 } ks_wl_result;
 
@@ -67,6 +71,10 @@ typedef struct ks_eval_result {
   ks_eval_status status;
   bool correct;
   double score; /* geometric-mean speedup over the reference; 0 if wrong */
+  /* the same over the device baseline, 0 when there is none; with a
+   * baseline, score is baseline_score and reference_score keeps the speedup
+   * over the C reference */
+  double baseline_score, reference_score;
   int n_workloads;
   ks_wl_result wl[KS_MAX_WORKLOADS];
   char error[2048]; /* the reason, when status != ok */
@@ -74,6 +82,7 @@ typedef struct ks_eval_result {
   bool build_cached;
   double build_s, run_s; /* compile time; runner wall time */
   int threads;
+  ks_device_class device_class; /* which workloads ran ("device" key) */
   ks_buf build_log;
 } ks_eval_result;
 

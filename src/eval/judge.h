@@ -42,6 +42,7 @@ typedef struct ks_judge_plan {
   uint64_t seeds[KS_MAX_SEEDS];
   uint64_t set_seed0;           /* timing set j has seed set_seed0 + j */
   int n_sets[KS_MAX_WORKLOADS]; /* timing sets (= timed reps); 0: none */
+  bool skip[KS_MAX_WORKLOADS];  /* another device class's workloads */
   const char *ref_dir;          /* reference outputs: read or written */
   bool evict;                   /* flush caches before timed reps */
   bool probe;                   /* run the ceiling probe beside them */
@@ -60,7 +61,8 @@ typedef struct ks_judge_wl {
   double time_ns;        /* what counts: see DESIGN.md, Clock */
   bool clock_verified;   /* the judge's clock resolves this workload */
   double dev_ns_median;  /* device backends, 0 if unknown */
-  double probe_ns_min;   /* fastest ceiling probe, 0 if none */
+  double dev_ns_min;
+  double probe_ns_min; /* fastest ceiling probe, 0 if none */
   double probe_ns_median;
   double probe_bytes; /* what one probe moved */
 } ks_judge_wl;

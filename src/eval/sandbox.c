@@ -9,6 +9,7 @@
  * replaced: rt_sigaction on SIGSYS is itself forbidden.
  */
 #include "eval/sandbox.h"
+#include "backend/backend.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -26,13 +27,44 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <termios.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 static int g_report_fd = -1; /* read by the signal handler only */
+static int g_audit_fd = -1;  /* KSEARCH_SANDBOX_AUDIT: log and go on */
+
+/* Audit mode: note the call number, make the call fail with EPERM and let
+ * the program go on (x86-64: the return value register). */
+static bool audit_call(siginfo_t *info, void *uctx) {
+#if defined(__x86_64__)
+  if (g_audit_fd < 0)
+    return false;
+  char line[32];
+  int n = 0, nr = info->si_syscall;
+  char digits[16];
+  int d = 0;
+  do {
+    digits[d++] = (char)('0' + nr % 10);
+    nr /= 10;
+  } while (nr > 0 && d < 15);
+  while (d > 0)
+    line[n++] = digits[--d];
+  line[n++] = '\n';
+  if (write(g_audit_fd, line, (size_t)n) < 0) {
+  }
+  ((ucontext_t *)uctx)->uc_mcontext.gregs[REG_RAX] = -EPERM;
+  return true;
+#else
+  (void)info;
+  (void)uctx;
+  return false;
+#endif
+}
 
 static void on_sigsys(int sig, siginfo_t *info, void *uctx) {
   (void)sig;
-  (void)uctx;
+  if (audit_call(info, uctx))
+    return;
   if (g_report_fd >= 0)
     ks_write_event_u64(g_report_fd, "{\"ev\":\"sigsys\",\"nr\":",
                        (uint64_t)(info->si_syscall > 0 ? info->si_syscall : 0));
@@ -61,13 +93,20 @@ ks_code ks_sandbox_limits(int64_t mem_bytes, double cpu_s, ks_err *err) {
   r.rlim_cur = r.rlim_max = 0;
   setrlimit(RLIMIT_CORE, &r);
   setrlimit(RLIMIT_NPROC, &r); /* root ignores it; seccomp covers that */
-  r.rlim_cur = r.rlim_max = 64 << 20;
+  /* files are written only through descriptors opened before the filter
+   * (the reference's outputs): no larger than what memory holds */
+  r.rlim_cur = r.rlim_max =
+      mem_bytes > (64 << 20) ? (rlim_t)mem_bytes : (rlim_t)64 << 20;
   setrlimit(RLIMIT_FSIZE, &r);
   return KS_OK;
 }
 
-ks_code ks_sandbox_seccomp(int report_fd, bool allow_open, ks_err *err) {
+ks_code ks_sandbox_seccomp(int report_fd, bool allow_open,
+                           const ks_backend_i *be, void *handle, ks_err *err) {
   g_report_fd = report_fd;
+  const char *audit = getenv("KSEARCH_SANDBOX_AUDIT");
+  if (audit && *audit)
+    g_audit_fd = open(audit, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_sigsys;
@@ -182,6 +221,14 @@ ks_code ks_sandbox_seccomp(int report_fd, bool allow_open, ks_err *err) {
    * filter is installed, and without TSYNC a filter covers only the calling
    * thread and its future children, so code running on those workers would
    * be unconfined. */
+  /* the device driver's own needs, on what it already opened */
+  ks_err herr;
+  if (!rc && be && handle && be->sandbox_rules &&
+      be->sandbox_rules(handle, ctx, &herr)) {
+    seccomp_release(ctx);
+    *err = herr;
+    return herr.code;
+  }
   if (!rc)
     rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
   if (!rc)
@@ -306,7 +353,7 @@ ks_code ks_sandbox_close(const ks_sandbox_plan *p, ks_err *err) {
   if (!rc && p->landlock)
     rc = ks_landlock_restrict(p->read_path, err);
   if (!rc)
-    rc = ks_sandbox_seccomp(p->report_fd, p->landlock, err);
+    rc = ks_sandbox_seccomp(p->report_fd, p->landlock, p->be, p->handle, err);
   return rc;
 }
 

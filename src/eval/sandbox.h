@@ -19,8 +19,17 @@ ks_code ks_sandbox_limits(int64_t mem_bytes, double cpu_s, ks_err *err);
  * is never writable and executable at once, and no mapping becomes
  * executable through mprotect (W^X: code cannot be rewritten in place).
  * allow_open: read-only opens stay allowed (only with Landlock, which
- * limits them to the paths the runtime needs); otherwise none. */
-ks_code ks_sandbox_seccomp(int report_fd, bool allow_open, ks_err *err);
+ * limits them to the paths the runtime needs); otherwise none. A device
+ * backend (be, with its loaded handle; both may be NULL) adds its driver's
+ * needs through its sandbox_rules hook just before the filter loads.
+ * KSEARCH_SANDBOX_AUDIT=FILE (a diagnostic, never for candidates one does
+ * not trust): forbidden calls fail with EPERM instead of ending the
+ * executor, and each one's number is appended to FILE, to find what a
+ * driver needs. */
+struct ks_backend_i;
+ks_code ks_sandbox_seccomp(int report_fd, bool allow_open,
+                           const struct ks_backend_i *be, void *handle,
+                           ks_err *err);
 /* Whether this kernel has Landlock (ABI >= 1), asked without side effects. */
 int ks_landlock_abi(void);
 /* Restricts the file system to reading (and mapping for execution) the
@@ -35,8 +44,10 @@ typedef struct ks_sandbox_plan {
   int64_t mem_bytes;
   double cpu_s;
   int report_fd;
-  bool landlock;         /* the judge found Landlock and asks for it */
-  const char *read_path; /* what stays readable under Landlock */
+  bool landlock;                 /* the judge found Landlock and asks for it */
+  const char *read_path;         /* what stays readable under Landlock */
+  const struct ks_backend_i *be; /* device hooks; may be NULL */
+  void *handle;
 } ks_sandbox_plan;
 ks_code ks_sandbox_close(const ks_sandbox_plan *p, ks_err *err);
 /* Name of a system call number on this architecture ("clone"). */

@@ -64,9 +64,15 @@ char *ks_llm_task_text(const ks_task *t, bool with_reference) {
   }
   ks_buf_puts(&b, "\n");
   for (int i = 0; i < t->n_axes; i++)
-    if (t->axes[i].is_const)
+    if (t->axes[i].is_const && !t->axes[i].derive)
       ks_buf_printf(&b, "constant axis %s = %lld (not passed; hard-code it)\n",
                     t->axes[i].name, (long long)t->axes[i].value);
+  for (int i = 0; i < t->n_axes; i++)
+    if (t->axes[i].derive)
+      ks_buf_printf(&b,
+                    "derived axis %s = %s (not passed; compute it from the "
+                    "axes it names)\n",
+                    t->axes[i].name, t->axes[i].derive_src);
   for (int i = 0; i < t->n_scalars; i++)
     ks_buf_printf(&b, "scalar %s (%s), passed as an argument\n",
                   t->scalars[i].name, ks_dtype_name(t->scalars[i].dtype));

@@ -3,6 +3,7 @@
  * a single row), else memory-bound when its intensity is under the machine
  * balance, else compute-bound. */
 #include "search/analysis.h"
+#include "backend/backend.h"
 #include "util/util.h"
 
 #include <string.h>
@@ -32,8 +33,14 @@ void ks_analyze(const ks_task *task, const ks_roofline *roof,
                   roof->isa);
   double biggest = -1;
   int counts[KS_REGIME_COUNT] = {0};
+  /* only the workloads the target's device class runs ("device" key) */
+  ks_device_class dc =
+      roof ? ks_backend_device_class(ks_backend_get(roof->backend))
+           : KS_DEV_ANY;
   for (int i = 0; i < task->n_workloads; i++) {
     const ks_workload *w = &task->workloads[i];
+    if (!ks_workload_applies(w, dc))
+      continue;
     double bytes = ks_task_cost_bytes(task, w),
            flops = ks_task_cost_flops(task, w);
     a->intensity[i] = bytes > 0 ? flops / bytes : 0;

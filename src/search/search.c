@@ -9,6 +9,8 @@
 #include "llm/llm.h"
 #include "report/report.h"
 #include "search/planner.h"
+#include "search/search_internal.h"
+#include "search/tournament.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -21,6 +23,8 @@
 
 static volatile sig_atomic_t g_interrupted; /* set by SIGINT/SIGTERM */
 
+bool ks_search_interrupted(void) { return g_interrupted != 0; }
+
 static void on_signal(int sig) {
   (void)sig;
   g_interrupted = 1;
@@ -32,33 +36,18 @@ void ks_search_opts_default(ks_search_opts *o) {
   o->planner = "builtin";
   o->budget = 30;
   o->stagnation = 25;
+  o->finalists = -1; /* 5 for budgets of 10 or more, else none */
+  o->tourney_rounds = 5;
   o->seed = 1;
   o->max_attempts = 3;
+  o->parallel = 1;
+  o->max_tries = 3;
   ks_eval_opts_default(&o->eval);
   o->eval.topt.min_time_s = 0.05;
   o->eval.topt.max_wall_s = 0.5;
 }
 
-typedef struct run_state {
-  const ks_search_opts *o;
-  char dir[PATH_MAX];
-  ks_task task;
-  ks_template_set tpls;
-  ks_class_spec spec;
-  ks_analysis an;
-  ks_store *store;
-  ks_evaluator *ev;
-  ks_wm *wm;
-  const ks_planner_i *pi;
-  void *pl;
-  json_t *score_of; /* candidate id -> score, for duplicates */
-  int64_t evaluations, correct, since_best;
-  double best_score;
-  int64_t best_cand;
-  bool tty;
-} run_state;
-
-static ks_code save_tree(run_state *s, ks_err *err) {
+ks_code ks_search_save_tree(run_state *s, ks_err *err) {
   char path[PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/world_model.json", s->dir);
   ks_code rc = ks_wm_save(s->wm, path, err);
@@ -70,14 +59,14 @@ static ks_code save_tree(run_state *s, ks_err *err) {
   return rc;
 }
 
-static void remember_score(run_state *s, int64_t cand, double score) {
+void ks_search_remember_score(run_state *s, int64_t cand, double score) {
   char key[32];
   snprintf(key, sizeof key, "%lld", (long long)cand);
   json_object_set_new(s->score_of, key, json_real(score));
 }
 
-static void note_result(run_state *s, int64_t cand, double score,
-                        bool correct) {
+void ks_search_note_result(run_state *s, int64_t cand, double score,
+                           bool correct) {
   s->evaluations++;
   s->correct += correct;
   if (correct && score > s->best_score * 1.01) {
@@ -113,8 +102,8 @@ static ks_code replay(run_state *s, ks_err *err) {
     ks_store_candidate_free(&c);
     double score =
         rows[i].correct && isfinite(rows[i].score) ? rows[i].score : 0;
-    remember_score(s, rows[i].candidate_id, score);
-    note_result(s, rows[i].candidate_id, score, rows[i].correct);
+    ks_search_remember_score(s, rows[i].candidate_id, score);
+    ks_search_note_result(s, rows[i].candidate_id, score, rows[i].correct);
     const ks_wm_node *node = ks_wm_find(s->wm, rows[i].node_id);
     if (node && !in_evidence(node, rows[i].candidate_id)) {
       ks_log(KS_LOG_INFO, "resume: replaying evaluation %lld into node %s",
@@ -127,8 +116,8 @@ static ks_code replay(run_state *s, ks_err *err) {
   return rc;
 }
 
-static void progress(run_state *s, const char *node, const char *plan,
-                     const ks_eval_result *r, double t0) {
+void ks_search_progress(run_state *s, const char *node, const char *plan,
+                        const ks_eval_result *r, double t0) {
   if (s->o->quiet)
     return;
   double el = ks_now() - t0;
@@ -146,12 +135,28 @@ static void progress(run_state *s, const char *node, const char *plan,
     fprintf(stderr, "%s\n", line);
 }
 
-static ks_code write_best(run_state *s, json_t *summary, ks_err *err) {
+/* winner: the final tournament's pick (0: the best recorded score). */
+static ks_code write_best(run_state *s, json_t *summary, int64_t winner,
+                          ks_err *err) {
   ks_store_eval be;
   ks_store_candidate bc;
   bool found = false;
   memset(&bc, 0, sizeof bc);
   ks_code rc = ks_store_best(s->store, &be, &bc, &found, err);
+  if (!rc && found && winner > 0 && winner != bc.id) {
+    ks_store_eval *top = NULL;
+    size_t n = 0;
+    if (ks_store_top(s->store, KS_TOURNEY_MAX, &top, &n, err) == KS_OK)
+      for (size_t i = 0; i < n; i++)
+        if (top[i].candidate_id == winner) {
+          ks_store_candidate_free(&bc);
+          memset(&bc, 0, sizeof bc);
+          be = top[i];
+          rc = ks_store_get_candidate(s->store, winner, &bc, err);
+          break;
+        }
+    free(top);
+  }
   if (rc || !found) {
     json_object_set_new(summary, "best", json_null());
     return rc;
@@ -213,6 +218,53 @@ static ks_code write_best(run_state *s, json_t *summary, ks_err *err) {
   return rc;
 }
 
+ks_code ks_search_record(run_state *s, const char *node_id, int64_t cand_id,
+                         int64_t eval_id, const ks_eval_result *res,
+                         const json_t *result_json, double t0, ks_err *err) {
+  ks_code rc = ks_store_add_build(
+      s->store, cand_id, res->status != KS_EVAL_COMPILE_ERROR, res->build_s,
+      res->build_log.data ? res->build_log.data : "", res->artifact_hash, NULL,
+      err);
+  if (!rc) {
+    json_t *rj = result_json ? json_incref((json_t *)result_json)
+                             : ks_eval_result_to_json(&s->task, res);
+    char *rtext = json_dumps(rj, JSON_COMPACT);
+    json_decref(rj);
+    ks_store_measurement m[KS_MAX_WORKLOADS];
+    for (int i = 0; i < res->n_workloads; i++) {
+      memset(&m[i], 0, sizeof m[i]);
+      m[i].workload = i;
+      m[i].time_ns_median = res->wl[i].time_ns_median;
+      m[i].time_ns_iqr = res->wl[i].time_ns_iqr;
+      m[i].gbps = res->wl[i].gbps;
+      m[i].roofline_fraction = res->wl[i].roofline_fraction;
+      m[i].speedup = res->wl[i].speedup;
+    }
+    rc = ks_store_finish_evaluation(
+        s->store, eval_id, ks_eval_status_name(res->status), res->correct,
+        res->score, rtext, m, (size_t)res->n_workloads, err);
+    free(rtext);
+  }
+  if (!rc) {
+    double score = res->correct ? res->score : 0;
+    ks_search_remember_score(s, cand_id, score);
+    ks_search_note_result(s, cand_id, score, res->correct);
+    const ks_wm_node *n = ks_wm_find(s->wm, node_id);
+    char plan[300];
+    snprintf(plan, sizeof plan, "(%s: %s)", n ? n->decision : "?",
+             n ? n->choice : "?");
+    rc = s->pi->observe(s->pl, s->wm, node_id, cand_id, score, res, err);
+    if (!rc)
+      rc = ks_search_save_tree(s, err);
+    ks_search_progress(s, node_id, plan, res, t0);
+    /* the report's only hook: context event, and the page with --report */
+    ks_report_after_evaluation(s->store, s->dir,
+                               s->ev ? ks_evaluator_roofline(s->ev) : NULL,
+                               s->o->command_line, s->o->report);
+  }
+  return rc;
+}
+
 static ks_code one_round(run_state *s, int iteration, double t0,
                          bool *exhausted, ks_err *err) {
   ks_proposal pr;
@@ -236,7 +288,7 @@ static ks_code one_round(run_state *s, int iteration, double t0,
     rc = s->pi->observe(s->pl, s->wm, pr.node_id, cand_id,
                         sc ? json_number_value(sc) : 0, NULL, err);
     if (!rc)
-      rc = save_tree(s, err);
+      rc = ks_search_save_tree(s, err);
     free(params);
     ks_proposal_free(&pr);
     return rc;
@@ -256,45 +308,7 @@ static ks_code one_round(run_state *s, int iteration, double t0,
   if (!rc)
     rc = ks_evaluate(s->ev, &pr.cand, &res, err);
   if (!rc)
-    rc = ks_store_add_build(s->store, cand_id,
-                            res.status != KS_EVAL_COMPILE_ERROR, res.build_s,
-                            res.build_log.data ? res.build_log.data : "",
-                            res.artifact_hash, NULL, err);
-  if (!rc) {
-    json_t *rj = ks_eval_result_to_json(&s->task, &res);
-    char *rtext = json_dumps(rj, JSON_COMPACT);
-    json_decref(rj);
-    ks_store_measurement m[KS_MAX_WORKLOADS];
-    for (int i = 0; i < res.n_workloads; i++) {
-      memset(&m[i], 0, sizeof m[i]);
-      m[i].workload = i;
-      m[i].time_ns_median = res.wl[i].time_ns_median;
-      m[i].time_ns_iqr = res.wl[i].time_ns_iqr;
-      m[i].gbps = res.wl[i].gbps;
-      m[i].roofline_fraction = res.wl[i].roofline_fraction;
-      m[i].speedup = res.wl[i].speedup;
-    }
-    rc = ks_store_finish_evaluation(
-        s->store, eval_id, ks_eval_status_name(res.status), res.correct,
-        res.score, rtext, m, (size_t)res.n_workloads, err);
-    free(rtext);
-  }
-  if (!rc) {
-    double score = res.correct ? res.score : 0;
-    remember_score(s, cand_id, score);
-    note_result(s, cand_id, score, res.correct);
-    const ks_wm_node *n = ks_wm_find(s->wm, pr.node_id);
-    char plan[300];
-    snprintf(plan, sizeof plan, "(%s: %s)", n ? n->decision : "?",
-             n ? n->choice : "?");
-    rc = s->pi->observe(s->pl, s->wm, pr.node_id, cand_id, score, &res, err);
-    if (!rc)
-      rc = save_tree(s, err);
-    progress(s, pr.node_id, plan, &res, t0);
-    /* the report's only hook: context event, and the page with --report */
-    ks_report_after_evaluation(s->store, s->dir, ks_evaluator_roofline(s->ev),
-                               s->o->command_line, s->o->report);
-  }
+    rc = ks_search_record(s, pr.node_id, cand_id, eval_id, &res, NULL, t0, err);
   ks_eval_result_free(&res);
   ks_proposal_free(&pr);
   return rc;
@@ -358,7 +372,8 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
     rc = ks_store_check_task(s->store, s->task.name, th, err);
     int64_t *lost = NULL;
     size_t n_lost = 0;
-    if (!rc)
+    /* with a broker, evaluations in flight are sent again instead */
+    if (!rc && !o->broker)
       rc = ks_store_abandon_running(s->store, &lost, &n_lost, err);
     if (!rc && n_lost)
       ks_log(KS_LOG_INFO,
@@ -373,6 +388,8 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
         "stagnation", o->stagnation, "seed", (json_int_t)o->seed, "threads",
         o->eval.threads ? o->eval.threads : ks_nproc(), "seeds",
         o->eval.n_seeds);
+    if (o->broker) /* the workers' threads count; never the password */
+      json_object_set_new(cfg, "parallel", json_integer(o->parallel));
     char *cj = json_dumps(cfg, JSON_COMPACT);
     json_decref(cfg);
     rc = ks_store_put_run(s->store, s->task.name, th, o->backend,
@@ -391,17 +408,27 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
   ks_eval_opts eo = o->eval;
   eo.backend = o->backend;
   eo.quiet = o->quiet;
-  if (!rc)
+  /* through a broker the workers evaluate; the analysis reads the roofline
+   * their target registered */
+  ks_roofline dist_roof;
+  const ks_roofline *roof = NULL;
+  if (!rc && o->broker) {
+    rc = ks_search_dist_open(s, &dist_roof, err);
+    roof = &dist_roof;
+  } else if (!rc) {
     rc = ks_evaluator_new(&s->task, &eo, &s->ev, err);
+    if (!rc)
+      roof = ks_evaluator_roofline(s->ev);
+  }
   if (!rc) {
-    ks_analyze(&s->task, ks_evaluator_roofline(s->ev),
-               ks_evaluator_ref_times(s->ev), &s->an);
+    ks_analyze(&s->task, roof, s->ev ? ks_evaluator_ref_times(s->ev) : NULL,
+               &s->an);
     ks_planner_ctx ctx = {&s->task,
                           o->backend,
                           &s->tpls,
                           &s->spec,
                           &s->an,
-                          ks_evaluator_roofline(s->ev),
+                          roof,
                           s->store,
                           s->dir,
                           o->seed,
@@ -414,12 +441,19 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
       rc = ks_wm_load(wm_path, &s->wm, err);
     else
       s->wm = ks_wm_new(s->task.name);
+    /* a node left running by a stopped session is open again (a broker
+     * run marks the ones it sends again) */
+    for (int i = 0; !rc && s->wm && i < ks_wm_count(s->wm); i++) {
+      const ks_wm_node *n = ks_wm_node_at(s->wm, i);
+      if (n->status == KS_WM_RUNNING)
+        rc = ks_wm_set_status(s->wm, n->id, KS_WM_OPEN, err);
+    }
     if (!rc)
       rc = s->pi->init_tree(s->pl, s->wm, err);
     if (!rc)
       rc = replay(s, err);
     if (!rc)
-      rc = save_tree(s, err);
+      rc = ks_search_save_tree(s, err);
   }
   const char *stopped = "budget";
   if (!rc) {
@@ -438,7 +472,11 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
              "done)",
              s->dir, s->task.name, o->backend, s->tpls.n, o->budget,
              (long long)s->evaluations);
-    for (;;) {
+    for (; o->broker;) {
+      rc = ks_search_dist_loop(s, t0, &stopped, err);
+      break;
+    }
+    for (; !o->broker;) {
       if (s->evaluations >= o->budget) {
         stopped = "budget";
         break;
@@ -498,7 +536,33 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
     json_object_set_new(sum, "run_dir", json_string(s->dir));
     if (s->store) {
       ks_err *e = rc ? &e2 : err;
-      ks_code r2 = write_best(s, sum, e);
+      int64_t winner = 0;
+      /* the final tournament: the leaders timed again together */
+      int fin = o->finalists >= 0 ? o->finalists : o->budget >= 10 ? 5 : 0;
+      if (!rc && fin >= 2 && s->ev && strcmp(stopped, "interrupted")) {
+        ks_tourney_opts to = {.finalists = fin,
+                              .rounds = o->tourney_rounds,
+                              .seed = o->seed,
+                              .quiet = o->quiet};
+        ks_tourney_result tr;
+        if (!o->quiet)
+          ks_log(KS_LOG_INFO, "final tournament: %d leaders, %d rounds", fin,
+                 o->tourney_rounds);
+        if (ks_tournament(s->ev, s->store, &s->task, &to, &tr, &e2) == KS_OK &&
+            tr.n >= 2) {
+          json_t *tj = ks_tourney_to_json(&tr);
+          char *tt = json_dumps(tj, JSON_COMPACT);
+          if (tt)
+            ks_store_add_event(s->store, "tournament", tt, &e2);
+          free(tt);
+          if (!o->quiet)
+            ks_log(KS_LOG_INFO, "final tournament: %s",
+                   json_string_value(json_object_get(tj, "note")));
+          json_object_set_new(sum, "tournament", tj);
+          winner = tr.cand[tr.winner];
+        }
+      }
+      ks_code r2 = write_best(s, sum, winner, e);
       if (!rc)
         rc = r2;
       ks_store_set_stopped(s->store, rc ? "error" : stopped, &e2);
@@ -511,6 +575,7 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
     free(text);
     *summary = sum;
   }
+  ks_search_dist_close(s);
   if (s->pl)
     s->pi->destroy(s->pl);
   ks_wm_free(s->wm);

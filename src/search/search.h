@@ -26,9 +26,16 @@ typedef struct ks_search_opts {
   uint64_t seed;
   int max_attempts;  /* implementation attempts per plan before it fails */
   ks_eval_opts eval; /* threads, seeds, timing */
+  /* through a broker (DESIGN.md: Workers); NULL: evaluate here */
+  const char *broker; /* redis://... */
+  const char *target; /* target hash or identity; NULL: the only one live */
+  int parallel;       /* jobs in flight at once (>= 1) */
+  int max_tries;      /* deliveries of a job before it is given up */
   bool quiet;
   bool report; /* rewrite <run>/report.html after each evaluation */
   const char *command_line; /* recorded for the report; may be NULL */
+  int finalists;            /* final tournament (tournament.h); <2: none */
+  int tourney_rounds;
 } ks_search_opts;
 
 void ks_search_opts_default(ks_search_opts *o);

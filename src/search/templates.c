@@ -50,12 +50,13 @@ ks_code ks_templates_load(const ks_task *task, const char *backend,
   if (d) {
     struct dirent *e;
     while ((e = readdir(d)) && n < 256) {
-      /* NAME.c, or NAME.cl for OpenCL C (editors and clang-format then
-       * treat it as OpenCL) */
+      /* NAME.c, NAME.cl for OpenCL C or NAME.cu for CUDA C (editors and
+       * clang-format then know the language) */
       size_t l = strlen(e->d_name);
       bool c_file = l > 2 && !strcmp(e->d_name + l - 2, ".c");
       bool cl_file = l > 3 && !strcmp(e->d_name + l - 3, ".cl");
-      if ((c_file || cl_file) && e->d_name[0] != '.')
+      bool cu_file = l > 3 && !strcmp(e->d_name + l - 3, ".cu");
+      if ((c_file || cl_file || cu_file) && e->d_name[0] != '.')
         names[n++] = ks_strdup(e->d_name);
     }
     closedir(d);
@@ -87,7 +88,7 @@ ks_code ks_templates_load(const ks_task *task, const char *backend,
                         path, t->cand.backend, backend);
       if (!rc) {
         ks_strlcpy(t->name, names[i], sizeof t->name);
-        *strrchr(t->name, '.') = 0; /* drop .c or .cl */
+        *strrchr(t->name, '.') = 0; /* drop .c, .cl or .cu */
         ks_strlcpy(t->family, t->name, sizeof t->family);
         read_extras(t);
         set->n++;

@@ -5,6 +5,8 @@
  * transaction together with PRAGMA application_id and user_version, so a
  * database is either empty or complete. Changing anything here means bumping
  * KS_STORE_SCHEMA_VERSION (store.h) and teaching store.c to migrate.
+ * evaluations.job_id (version 2) names the broker job of a distributed
+ * evaluation: unique, so a result delivered twice is recorded once.
  * Node ids in candidates/evaluations are not foreign keys: world-model nodes
  * may be deleted or replaced while the evidence about them stays.
  */
@@ -62,9 +64,11 @@ const char ks_store_schema_sql[] =
     "  result_json TEXT CHECK (result_json IS NULL OR "
     "json_valid(result_json)),\n"
     "  started REAL NOT NULL,\n"
-    "  finished REAL\n"
+    "  finished REAL,\n"
+    "  job_id TEXT\n"
     ") STRICT;\n"
     "CREATE INDEX evaluations_candidate ON evaluations(candidate_id);\n"
+    "CREATE UNIQUE INDEX evaluations_job ON evaluations(job_id);\n"
     "CREATE INDEX evaluations_status ON evaluations(status);\n"
     "CREATE TABLE measurements (\n"
     "  id INTEGER PRIMARY KEY,\n"
@@ -96,3 +100,9 @@ const char ks_store_schema_sql[] =
     "  kind TEXT NOT NULL,\n"
     "  json TEXT NOT NULL CHECK (json_valid(json))\n"
     ") STRICT;\n";
+
+/* Version 1 -> 2: the job id of distributed evaluations. */
+const char ks_store_migrate_v2_sql[] =
+    "ALTER TABLE evaluations ADD COLUMN job_id TEXT;\n"
+    "CREATE UNIQUE INDEX evaluations_job ON evaluations(job_id);\n"
+    "PRAGMA user_version = 2;\n";

@@ -400,7 +400,7 @@ static ks_code quick_check(ks_store *s, ks_err *err) {
 /* Decides from the header whether this is a ksearch database we can use,
  * an empty file to create one in, or something to refuse. Reads only. */
 static ks_code check_header(ks_store *s, bool create, bool *fresh,
-                            ks_err *err) {
+                            bool *migrate, ks_err *err) {
   int64_t app = 0, ver = 0, objects = 0;
   ks_code c;
   if ((c = pragma_int(s, "PRAGMA application_id", &app, err)) ||
@@ -429,7 +429,8 @@ static ks_code check_header(ks_store *s, bool create, bool *fresh,
                       "%lld; this ksearch reads version %d); use that newer "
                       "ksearch, or choose another --out",
                       s->path, (long long)ver, KS_STORE_SCHEMA_VERSION);
-  if (ver < KS_STORE_SCHEMA_VERSION)
+  *migrate = ver == 1; /* version 1 lacks evaluations.job_id */
+  if (ver < 1)
     return ks_err_set(err, KS_ERR_INPUT,
                       "%s has an unknown schema version %lld (this ksearch "
                       "reads version %d); move it away or choose another "
@@ -591,8 +592,8 @@ static ks_code open_store(const char *db_path, bool create, bool readonly,
   sqlite3_extended_result_codes(s->db, 1);
   sqlite3_busy_timeout(s->db, s->busy_ms);
 
-  bool fresh = false;
-  if ((c = check_header(s, create && !readonly, &fresh, err)))
+  bool fresh = false, migrate = false;
+  if ((c = check_header(s, create && !readonly, &fresh, &migrate, err)))
     goto out;
   if (!fresh && ((c = quick_check(s, err)) || (c = check_schema(s, err))))
     goto out;
@@ -616,6 +617,12 @@ static ks_code open_store(const char *db_path, bool create, bool readonly,
   if ((c = exec_sql(s, "PRAGMA foreign_keys = ON", "configuring", err)))
     goto out;
   if (fresh && (c = create_schema(s, err)))
+    goto out;
+  if (migrate && !readonly &&
+      ((c = exec_sql(s, "BEGIN IMMEDIATE", "migrating to schema 2", err)) ||
+       (c = exec_sql(s, ks_store_migrate_v2_sql, "migrating to schema 2",
+                     err)) ||
+       (c = exec_sql(s, "COMMIT", "migrating to schema 2", err))))
     goto out;
 out:
   if (c) {

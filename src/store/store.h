@@ -24,7 +24,7 @@
 #include <sqlite3.h>
 
 /* Written to PRAGMA user_version; a database with a larger one is refused. */
-#define KS_STORE_SCHEMA_VERSION 1
+#define KS_STORE_SCHEMA_VERSION 2
 /* Written to PRAGMA application_id ("ksrc"): marks a ksearch database. */
 #define KS_STORE_APPLICATION_ID 0x6b737263
 #define KS_STORE_FILE "ksearch.db"
@@ -32,6 +32,8 @@
 
 /* The schema (schema.c): the one place the tables are defined. */
 extern const char ks_store_schema_sql[];
+/* Brings a version 1 database to version 2 (inside one transaction). */
+extern const char ks_store_migrate_v2_sql[];
 
 typedef struct ks_store ks_store;
 
@@ -187,6 +189,32 @@ ks_code ks_store_get_result_json(ks_store *s, int64_t eval_id, char **out,
 ks_code ks_store_list_measurements(ks_store *s, int64_t eval_id,
                                    ks_store_measurement **rows, size_t *n,
                                    ks_err *err);
+
+/* ---- jobs (jobs.c): evaluations sent to workers through a broker. A
+ * job id is unique in the store, so a result delivered twice is recorded
+ * once: the first finishes the evaluation, later ones are duplicates. */
+#define KS_STORE_JOB_ID_MAX 96
+typedef enum ks_store_job_state {
+  KS_STORE_JOB_UNKNOWN, /* no evaluation has this job id */
+  KS_STORE_JOB_RUNNING,
+  KS_STORE_JOB_DONE /* finished or interrupted: a result now is a duplicate */
+} ks_store_job_state;
+typedef struct ks_store_job {
+  int64_t eval_id, candidate_id;
+  char node_id[KS_STORE_NODE_ID_MAX];
+  char job_id[KS_STORE_JOB_ID_MAX];
+} ks_store_job;
+/* Begins a running evaluation whose job id is "<prefix>-<evaluation id>",
+ * in one transaction. */
+ks_code ks_store_begin_job(ks_store *s, int64_t candidate_id,
+                           const char *node_id, const char *prefix,
+                           ks_store_job *out, ks_err *err);
+ks_code ks_store_job_lookup(ks_store *s, const char *job_id, ks_store_job *out,
+                            ks_store_job_state *state, ks_err *err);
+/* Evaluations left running (a resumed run sends them again), oldest first;
+ * one without a job id (a local run's) gets "<prefix>-<id>". */
+ks_code ks_store_running_jobs(ks_store *s, const char *prefix,
+                              ks_store_job **rows, size_t *n, ks_err *err);
 
 /* ---- LLM calls: request_json is stored with credentials redacted (keys
  * such as api_key/authorization, "Bearer ..." and "sk-..." strings). */

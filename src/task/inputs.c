@@ -54,6 +54,7 @@ void ks_inputs_fill(const ks_task *task, const ks_tensor *t,
     }
     return;
   }
+  ks_init init = ks_init_bounds(task, &t->init, w);
   for (int64_t c0 = 0; c0 < n; c0 += CHUNK) {
     ks_rng r;
     ks_rng_seed(&r, seed, stream ^ ((uint64_t)c0 * 0x9E3779B97F4A7C15ULL));
@@ -63,11 +64,10 @@ void ks_inputs_fill(const ks_task *task, const ks_tensor *t,
     if (t->dtype == KS_F32) {
       float *f = buf;
       for (int64_t i = c0; i < c1; i++)
-        f[i] = (float)draw(&t->init, &r, &spare, &has);
+        f[i] = (float)draw(&init, &r, &spare, &has);
     } else {
       for (int64_t i = c0; i < c1; i++)
-        ks_dtype_store(t->dtype, buf, (size_t)i,
-                       draw(&t->init, &r, &spare, &has));
+        ks_dtype_store(t->dtype, buf, (size_t)i, draw(&init, &r, &spare, &has));
     }
   }
 }

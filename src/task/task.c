@@ -42,8 +42,63 @@ static void dtype_range(ks_dtype dt, double *lo, double *hi) {
   *lo = -*hi;
 }
 
-static ks_code parse_init(const char *file, const char *path, const char *s,
-                          ks_dtype dt, ks_init *out, ks_err *err) {
+static void axis_names(const ks_task *t, const char **names) {
+  for (int i = 0; i < t->n_axes; i++)
+    names[i] = t->axes[i].name;
+}
+
+/* "randint(LO, HI)" with LO or HI an expression over the axes: both parsed
+ * into out->a_expr / b_expr (evaluated per workload by ks_init_bounds). */
+static ks_code parse_randint_exprs(const ks_task *t, const char *file,
+                                   const char *path, const char *s,
+                                   ks_init *out, ks_err *err) {
+  size_t n = strlen(s);
+  if (strncmp(s, "randint(", 8) || n < 10 || s[n - 1] != ')')
+    return BAD("%s: %s: \"%s\" is not randint(LO, HI); write the bounds as "
+               "numbers or axis expressions in one pair of parentheses",
+               file, path, s);
+  char buf[256];
+  if (n - 9 >= sizeof buf)
+    return BAD("%s: %s: init longer than %zu characters", file, path,
+               sizeof buf - 1);
+  memcpy(buf, s + 8, n - 9);
+  buf[n - 9] = 0;
+  int depth = 0;
+  char *comma = NULL;
+  for (char *c = buf; *c; c++) {
+    depth += *c == '(' ? 1 : *c == ')' ? -1 : 0;
+    if (*c == ',' && depth == 0) {
+      if (comma)
+        return BAD("%s: %s: \"%s\" has more than two bounds; write "
+                   "randint(LO, HI)",
+                   file, path, s);
+      comma = c;
+    }
+  }
+  if (!comma)
+    return BAD("%s: %s: \"%s\" needs two bounds; write randint(LO, HI)", file,
+               path, s);
+  *comma = 0;
+  const char *names[KS_MAX_AXES];
+  axis_names(t, names);
+  out->kind = KS_INIT_RANDINT;
+  if (ks_expr_parse(buf, names, t->n_axes, &out->a_expr, err) ||
+      ks_expr_parse(comma + 1, names, t->n_axes, &out->b_expr, err)) {
+    ks_expr_free(out->a_expr);
+    out->a_expr = NULL;
+    ks_err_prefix(err, "%s: %s: ", file, path);
+    if (err)
+      snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
+               "; randint bounds are numbers or arithmetic over the axes, "
+               "e.g. randint(1, max_pages*page_size)");
+    return KS_ERR_INPUT;
+  }
+  return KS_OK;
+}
+
+static ks_code parse_init(const ks_task *t, const char *file, const char *path,
+                          const char *s, ks_dtype dt, ks_init *out,
+                          ks_err *err) {
   memset(out, 0, sizeof *out);
   double a = 0, b = 0;
   int end = -1;
@@ -70,6 +125,9 @@ static ks_code parse_init(const char *file, const char *path, const char *s,
     out->kind = KS_INIT_POSITIVE;
   } else if (!strcmp(s, "permutation")) {
     out->kind = KS_INIT_PERMUTATION;
+  } else if (!strncmp(s, "randint(", 8)) {
+    /* bounds over the axes; checked per workload once workloads are read */
+    return parse_randint_exprs(t, file, path, s, out, err);
   } else {
     return BAD("%s: %s: unknown init \"%s\"; use one of normal, "
                "normal(mean,std), uniform(a,b), randint(a,b), positive, "
@@ -178,7 +236,7 @@ static ks_code parse_tensors(const char *file, ks_task *t, json_t *obj,
                    key, name);
       char path[256];
       snprintf(path, sizeof path, "%s.%s.init", key, name);
-      if (parse_init(file, path, s, ts->dtype, &ts->init, err))
+      if (parse_init(t, file, path, s, ts->dtype, &ts->init, err))
         return KS_ERR_INPUT;
       if (!ks_dtype_is_float(ts->dtype) &&
           (ts->init.kind == KS_INIT_NORMAL || ts->init.kind == KS_INIT_UNIFORM))
@@ -324,9 +382,43 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
              file, name);
       a->is_const = true;
       a->value = json_integer_value(val);
+    } else if (!strcmp(tys, "derived")) {
+      /* parsed below, once every axis name is known */
+      if (!json_is_string(json_object_get(v, "value")))
+        FAIL("%s: axes.%s.value: a derived axis needs an expression over the "
+             "other axes, e.g. \"experts + 1\"",
+             file, name);
+      a->is_const = true;
     } else {
-      FAIL("%s: axes.%s.type: must be \"var\" or \"const\"", file, name);
+      FAIL("%s: axes.%s.type: must be \"var\", \"const\" or \"derived\"", file,
+           name);
     }
+  }
+  json_object_foreach(axes, name, v) {
+    int ai = ks_task_axis_index(t, name);
+    json_t *ty = json_object_get(v, "type");
+    if (strcmp(json_string_value(ty), "derived"))
+      continue;
+    const char *names[KS_MAX_AXES];
+    int nn = 0; /* only var and const axes: no chains of derived ones */
+    for (int i = 0; i < t->n_axes; i++)
+      if (!t->axes[i].is_const || t->axes[i].value > 0)
+        names[nn++] = t->axes[i].name;
+    ks_expr *e = NULL;
+    if (ks_expr_parse(json_string_value(json_object_get(v, "value")), names, nn,
+                      &e, err)) {
+      ks_err_prefix(err, "%s: axes.%s.value: ", file, name);
+      if (err)
+        snprintf(err->msg + strlen(err->msg),
+                 sizeof err->msg - strlen(err->msg),
+                 "; a derived axis is arithmetic over var and const axes, "
+                 "e.g. \"experts + 1\"");
+      goto out;
+    }
+    t->axes[ai].derive = e;
+    ks_strlcpy(t->axes[ai].derive_src,
+               json_string_value(json_object_get(v, "value")),
+               sizeof t->axes[ai].derive_src);
   }
 
   json_t *scalars = json_object_get(root, "scalars");
@@ -457,6 +549,18 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
       FAIL("%s: workloads[%zu]: must be an object binding each var axis", file,
            wi);
     json_object_foreach(wl, name, v) {
+      if (!strcmp(name, "device")) { /* where it runs, not an axis */
+        const char *d = json_string_value(v);
+        if (d && !strcmp(d, "cpu"))
+          w->device = KS_DEV_CPU;
+        else if (d && !strcmp(d, "gpu"))
+          w->device = KS_DEV_GPU;
+        else
+          FAIL("%s: workloads[%zu].device: must be \"cpu\" or \"gpu\" "
+               "(leave it out for a workload every backend runs)",
+               file, wi);
+        continue;
+      }
       int ax = ks_task_axis_index(t, name);
       if (ax < 0)
         FAIL("%s: workloads[%zu].%s: unknown axis; the axes are declared "
@@ -465,6 +569,10 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
       if (!json_is_integer(v) || json_integer_value(v) <= 0)
         FAIL("%s: workloads[%zu].%s: sizes must be positive integers", file, wi,
              name);
+      if (t->axes[ax].derive)
+        FAIL("%s: workloads[%zu].%s: derived axis, computed from the others; "
+             "remove it from the workload",
+             file, wi, name);
       if (t->axes[ax].is_const && json_integer_value(v) != t->axes[ax].value)
         FAIL("%s: workloads[%zu].%s: const axis is %lld everywhere; remove it "
              "from the workload",
@@ -481,6 +589,35 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *t,
              "size in every workload",
              file, wi, t->axes[a].name);
       w->axis[a] = json_integer_value(x);
+    }
+    double vals[KS_MAX_AXES];
+    for (int a = 0; a < t->n_axes; a++)
+      vals[a] = (double)w->axis[a];
+    for (int a = 0; a < t->n_axes; a++) {
+      if (!t->axes[a].derive)
+        continue;
+      /* the expression's names are the non-derived axes, in task order */
+      double sub[KS_MAX_AXES];
+      int nn = 0;
+      for (int i = 0; i < t->n_axes; i++)
+        if (!t->axes[i].derive)
+          sub[nn++] = vals[i];
+      double d = ks_expr_eval(t->axes[a].derive, sub);
+      if (!(d >= 1 && d < 9e15) || d != floor(d))
+        FAIL("%s: workloads[%zu]: derived axis %s = %g, not a positive "
+             "integer; fix the sizes or the axis expression",
+             file, wi, t->axes[a].name, d);
+      w->axis[a] = (int64_t)d;
+    }
+    for (int i = 0; i < t->n_inputs; i++) {
+      const ks_init *in = &t->inputs[i].init;
+      if (!in->a_expr)
+        continue;
+      ks_init r = ks_init_bounds(t, in, w);
+      if (!isfinite(r.a) || !isfinite(r.b) || r.a > r.b)
+        FAIL("%s: workloads[%zu]: inputs.%s.init: randint bounds are %g and "
+             "%g here, not LO <= HI; fix the sizes or the bounds",
+             file, wi, t->inputs[i].name, r.a, r.b);
     }
     /* in double: an int64 product of huge sizes can wrap to a small one */
     double bytes = 0;
@@ -556,7 +693,30 @@ ks_code ks_task_load(const char *where, ks_task *task, ks_err *err) {
   return rc;
 }
 
+ks_init ks_init_bounds(const ks_task *task, const ks_init *in,
+                       const ks_workload *w) {
+  ks_init r = *in;
+  if (!in->a_expr)
+    return r;
+  double vals[KS_MAX_AXES];
+  for (int i = 0; i < task->n_axes; i++)
+    vals[i] = (double)w->axis[i];
+  r.a = ceil(ks_expr_eval(in->a_expr, vals));
+  r.b = floor(ks_expr_eval(in->b_expr, vals));
+  r.a_expr = r.b_expr = NULL;
+  return r;
+}
+
 void ks_task_free(ks_task *task) {
+  for (int i = 0; i < task->n_axes; i++) {
+    ks_expr_free(task->axes[i].derive);
+    task->axes[i].derive = NULL;
+  }
+  for (int i = 0; i < task->n_inputs; i++) {
+    ks_expr_free(task->inputs[i].init.a_expr);
+    ks_expr_free(task->inputs[i].init.b_expr);
+    task->inputs[i].init.a_expr = task->inputs[i].init.b_expr = NULL;
+  }
   ks_expr_free(task->cost_bytes);
   ks_expr_free(task->cost_flops);
   task->cost_bytes = task->cost_flops = NULL;
@@ -579,6 +739,10 @@ static double cost(const ks_task *t, const ks_expr *e, const ks_workload *w) {
     vals[i] = (double)w->axis[i];
   double v = ks_expr_eval(e, vals);
   return isfinite(v) && v > 0 ? v : 0;
+}
+
+bool ks_workload_applies(const ks_workload *w, ks_device_class dc) {
+  return w->device == KS_DEV_ANY || dc == KS_DEV_ANY || w->device == dc;
 }
 
 double ks_task_cost_bytes(const ks_task *task, const ks_workload *w) {

@@ -20,7 +20,7 @@ static ks_tensor in_tensor(const char *name, ks_dtype dt, ks_init_kind k,
   t.dtype = dt;
   t.rank = 1;
   t.dims[0] = 0;
-  t.init = (ks_init){k, a, b};
+  t.init = (ks_init){.kind = k, .a = a, .b = b};
   return t;
 }
 

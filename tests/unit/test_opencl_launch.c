@@ -153,7 +153,8 @@ Test(opencl_launch, errors_name_the_problem) {
   expect_line_error("global=(rows, cols) local=(64)", "same number");
   expect_line_error("global=(a,b,c,d) local=(1,1,1,1)", "1 to 3");
   expect_line_error("global=(rows local=(64)", "unbalanced");
-  expect_line_error("global=(rows) local=(64) grid=(3)", "unknown launch key");
+  expect_line_error("global=(rows) local=(64) grid=(3)", "mixes grid=/block=");
+  expect_line_error("global=(rows) local=(64) tile=(3)", "unknown launch key");
   expect_line_error("global=(rows) global=(rows) local=(1)", "twice");
   expect_line_error("kernel=9lives global=(rows) local=(1)", "identifier");
   expect_line_error("global=(rows +) local=(1)", "global");

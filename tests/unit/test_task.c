@@ -7,7 +7,9 @@
  * Fixture tasks are written inline with single quotes (turned into double
  * quotes before parsing) and loaded from a temporary folder that holds a
  * reference.c, so nothing depends on the current directory. */
+#include "llm/context.h"
 #include "task/expr.h"
+#include "task/inputs.h"
 #include "util/util.h"
 
 #include <criterion/criterion.h>
@@ -357,7 +359,12 @@ Test(task, builtin_rmsnorm_by_path_name_and_json) {
   cr_assert_eq(ks_task_load("rmsnorm", &c, &err), KS_OK, "%s", err.msg);
   cr_expect_eq(a.hash, b.hash);
   cr_expect_eq(a.hash, c.hash);
-  cr_expect_eq(a.n_workloads, 6);
+  cr_expect_eq(a.n_workloads, 8); /* 6 for every backend, 2 GPU-sized */
+  cr_expect_eq(a.workloads[5].device, KS_DEV_ANY);
+  cr_expect_eq(a.workloads[6].device, KS_DEV_GPU);
+  cr_expect(!ks_workload_applies(&a.workloads[6], KS_DEV_CPU));
+  cr_expect(ks_workload_applies(&a.workloads[6], KS_DEV_GPU));
+  cr_expect(ks_workload_applies(&a.workloads[0], KS_DEV_CPU));
   int r = ks_task_axis_index(&a, "rows"), co = ks_task_axis_index(&a, "cols");
   cr_expect_eq(a.workloads[0].axis[r], 1024);
   cr_expect_eq(a.workloads[0].axis[co], 8192);
@@ -542,7 +549,7 @@ Test(task, bad_const_axis_in_workload_differs) {
 Test(task, bad_axis_type) {
   tt_bad(TT_HEAD "'axes': {'rows': {'type': 'variable'}, 'cols': {'type': "
                  "'var'}}, " TT_IN TT_OUT TT_REF TT_WL,
-         "axes.rows.type", "\"var\" or \"const\"", NULL);
+         "axes.rows.type", "\"var\", \"const\" or \"derived\"", NULL);
 }
 
 Test(task, bad_duplicate_input_output_name) {
@@ -962,4 +969,127 @@ Test(task, c_keywords_are_not_names) {
   tt_bad(TT_HEAD "'axes': {'rows': {'type': 'var'}, 'cols': {'type': 'var'}, "
                  "'while': {'type': 'var'}}, " TT_IN TT_OUT TT_REF TT_WL,
          "axes.while", "keyword", NULL);
+}
+
+/* ------------------------------------ derived axes, randint over the axes */
+
+#define TT_ROUTE                                                               \
+  "{'name': 't1', 'class': 'routing', "                                        \
+  "'axes': {'tokens': {'type': 'var'}, 'experts': {'type': 'var'}, "           \
+  "'np1': {'type': 'derived', 'value': 'experts + 1'}}, "                      \
+  "'inputs': {'x': {'shape': ['tokens', 'experts'], 'dtype': 'float32'}}, "    \
+  "'outputs': {'off': {'shape': ['np1'], 'dtype': 'int32'}}, " TT_REF
+
+Test(task, derived_axis_filled_per_workload_not_passed) {
+  ks_task t;
+  tt_load_ok(TT_ROUTE "'cost': {'bytes': '4*np1'}, "
+                      "'workloads': [{'tokens': 3, 'experts': 8}, "
+                      "{'tokens': 1, 'experts': 255}]}",
+             &t);
+  int np1 = ks_task_axis_index(&t, "np1");
+  cr_assert_geq(np1, 0);
+  cr_expect(t.axes[np1].is_const, "not passed to kernels, like const axes");
+  cr_expect_not_null(t.axes[np1].derive);
+  cr_expect_eq(t.workloads[0].axis[np1], 9);
+  cr_expect_eq(t.workloads[1].axis[np1], 256);
+  cr_expect_eq(ks_tensor_numel(&t, &t.outputs[0], &t.workloads[1]), 256);
+  cr_expect_float_eq(ks_task_cost_bytes(&t, &t.workloads[0]), 36.0, 1e-9);
+  ks_task_free(&t);
+  cr_expect_null(t.axes[np1].derive, "freed");
+}
+
+Test(task, bad_derived_axis_in_workload) {
+  tt_bad(TT_ROUTE "'workloads': [{'tokens': 3, 'experts': 8, 'np1': 9}]}",
+         "workloads[0].np1", "derived axis", "remove it", NULL);
+}
+
+Test(task, bad_derived_axis_unknown_name) {
+  tt_bad("{'name': 't1', 'class': 'x', 'axes': {'a': {'type': 'var'}, "
+         "'b': {'type': 'derived', 'value': 'a + c'}}, " TT_IN TT_OUT TT_REF
+         "'workloads': [{'a': 2}]}",
+         "axes.b.value", "c", "arithmetic over var and const axes", NULL);
+}
+
+Test(task, bad_derived_axis_not_positive) {
+  tt_bad("{'name': 't1', 'class': 'x', 'axes': {'rows': {'type': 'var'}, "
+         "'cols': {'type': 'var'}, 'd': {'type': 'derived', 'value': 'rows - "
+         "cols'}}, " TT_IN TT_OUT TT_REF "'workloads': [{'rows': 9, 'cols': "
+         "3}, {'rows': 4, 'cols': 4}]}",
+         "workloads[1]", "derived axis d = 0", "not a positive integer", NULL);
+}
+
+Test(task, bad_derived_axis_without_expression) {
+  tt_bad("{'name': 't1', 'class': 'x', 'axes': {'rows': {'type': 'var'}, "
+         "'cols': {'type': 'derived', 'value': 3}}, " TT_IN TT_OUT TT_REF
+         "'workloads': [{'rows': 9}]}",
+         "axes.cols.value", "expression", NULL);
+}
+
+#define TT_PAGED(INIT, WL)                                                     \
+  "{'name': 't1', 'class': 'attention', "                                      \
+  "'axes': {'batch': {'type': 'var'}, 'max_pages': {'type': 'var'}, "          \
+  "'page_size': {'type': 'const', 'value': 16}}, "                             \
+  "'inputs': {'lens': {'shape': ['batch'], 'dtype': 'int32', 'init': '" INIT   \
+  "'}}, 'outputs': {'y': {'shape': ['batch'], 'dtype': 'float32'}}, " TT_REF   \
+  "'workloads': [" WL "]}"
+
+Test(task, randint_bounds_over_axes_hold_for_every_seed) {
+  ks_task t;
+  tt_load_ok(TT_PAGED("randint(max_pages*page_size - page_size + 1, "
+                      "max_pages*page_size)",
+                      "{'batch': 4000, 'max_pages': 1}, "
+                      "{'batch': 4000, 'max_pages': 9}"),
+             &t);
+  const ks_tensor *lens = &t.inputs[0];
+  cr_assert_not_null(lens->init.a_expr);
+  int32_t *buf = malloc(4000 * sizeof *buf);
+  for (int w = 0; w < 2; w++) {
+    ks_init r = ks_init_bounds(&t, &lens->init, &t.workloads[w]);
+    int lo = w ? 129 : 1, hi = w ? 144 : 16;
+    cr_expect_float_eq(r.a, lo, 0);
+    cr_expect_float_eq(r.b, hi, 0);
+    cr_expect_null(r.a_expr);
+    int seen_lo = 0, seen_hi = 0;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+      ks_inputs_fill(&t, lens, &t.workloads[w], seed, buf);
+      for (int i = 0; i < 4000; i++) {
+        cr_assert(buf[i] >= lo && buf[i] <= hi, "w%d seed %llu: %d", w,
+                  (unsigned long long)seed, buf[i]);
+        seen_lo |= buf[i] == lo;
+        seen_hi |= buf[i] == hi;
+      }
+    }
+    cr_expect(seen_lo && seen_hi, "both inclusive bounds are drawn");
+  }
+  free(buf);
+  ks_task_free(&t);
+  cr_expect_null(t.inputs[0].init.a_expr, "freed");
+}
+
+Test(task, bad_randint_bounds_cross_in_a_workload) {
+  tt_bad(TT_PAGED("randint(20, max_pages*page_size)",
+                  "{'batch': 2, 'max_pages': 2}, {'batch': 2, 'max_pages': 1}"),
+         "workloads[1]", "inputs.lens.init", "20 and 16", "LO <= HI", NULL);
+}
+
+Test(task, bad_randint_bound_unknown_name) {
+  tt_bad(TT_PAGED("randint(1, pages*16)", "{'batch': 2, 'max_pages': 2}"),
+         "inputs.lens.init", "pages", "over the axes", NULL);
+}
+
+Test(task, bad_randint_one_bound) {
+  tt_bad(TT_PAGED("randint(max_pages)", "{'batch': 2, 'max_pages': 2}"),
+         "inputs.lens.init", "two bounds", NULL);
+}
+
+Test(task, derived_axis_in_the_llm_task_text) {
+  /* the coder must know the size it has to compute, not a constant */
+  ks_task t;
+  tt_load_ok(TT_ROUTE "'workloads': [{'tokens': 3, 'experts': 8}]}", &t);
+  char *s = ks_llm_task_text(&t, false);
+  cr_assert_not_null(s);
+  cr_expect(strstr(s, "derived axis np1 = experts + 1") != NULL, "%s", s);
+  cr_expect(strstr(s, "constant axis np1") == NULL, "%s", s);
+  free(s);
+  ks_task_free(&t);
 }

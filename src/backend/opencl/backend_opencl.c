@@ -128,38 +128,9 @@ typedef struct plan_info {
   int n_locals[KS_LAUNCH_MAX];
 } plan_info;
 
-/* Numeric `#define NAME V` lines of the source not already set as
- * parameters; a -D of the same name wins, as in the compiler (#ifndef). */
+/* the parameters, then the source's numeric #defines (launch.h) */
 static void source_defines(const ks_candidate *cand, plan_info *pi) {
-  for (int i = 0; i < cand->n_set; i++)
-    pi->names[pi->n_names++] = cand->set[i];
-  const char *s = cand->source;
-  while (s && *s && pi->n_names < 2 * KS_MAX_PARAMS) {
-    const char *nl = strchr(s, '\n');
-    size_t len = nl ? (size_t)(nl - s) : strlen(s);
-    char line[256], name[64], value[64], extra[2];
-    if (len < sizeof line) {
-      memcpy(line, s, len);
-      line[len] = 0;
-      char *hash = line;
-      while (*hash == ' ' || *hash == '\t')
-        hash++;
-      if (*hash == '#' &&
-          sscanf(hash + 1, " define %63s %63s %1s", name, value, extra) == 2) {
-        char *end;
-        strtod(value, &end);
-        bool taken = false;
-        for (int i = 0; i < pi->n_names; i++)
-          taken |= !strcmp(pi->names[i].name, name);
-        if (!*end && end != value && !taken && !strchr(name, '(')) {
-          ks_strlcpy(pi->names[pi->n_names].name, name, 64);
-          ks_strlcpy(pi->names[pi->n_names].value, value, 64);
-          pi->n_names++;
-        }
-      }
-    }
-    s = nl ? nl + 1 : NULL;
-  }
+  pi->n_names = ks_launch_names(cand, pi->names, 2 * KS_MAX_PARAMS);
 }
 
 static ks_code plan_for_task(const ks_task *task, const ks_candidate *cand,
@@ -168,6 +139,8 @@ static ks_code plan_for_task(const ks_task *task, const ks_candidate *cand,
   source_defines(cand, pi);
   ks_code rc =
       ks_launch_parse(cand->source, cand->path, cand->entry, &pi->plan, err);
+  if (!rc && (rc = ks_launch_check_style(&pi->plan, false, cand->path, err)))
+    ks_launch_free(&pi->plan);
   if (rc)
     return rc;
   for (int i = 0; i < pi->plan.n; i++)
@@ -871,6 +844,19 @@ static bool ocl_dev_check(void *vh, char *reason, size_t n) {
   return true;
 }
 
+/* CL_DEVICE_TYPE of the picked device: a GPU runs the GPU-sized
+ * workloads; PoCL's CPU device does not. */
+static ks_device_class ocl_device_class(void) {
+  ks_ocl_dev d;
+  ks_err err;
+  cl_device_type t = 0;
+  if (ks_ocl_pick(&d, &err) != KS_OK ||
+      clGetDeviceInfo(d.device, CL_DEVICE_TYPE, sizeof t, &t, NULL) !=
+          CL_SUCCESS)
+    return KS_DEV_CPU;
+  return t & CL_DEVICE_TYPE_GPU ? KS_DEV_GPU : KS_DEV_CPU;
+}
+
 const ks_backend_i ks_backend_opencl = {
     .name = "opencl",
     .description = "OpenCL C kernels (work-groups, local memory); PoCL on "
@@ -888,4 +874,5 @@ const ks_backend_i ks_backend_opencl = {
     .dev_guard_check = ocl_dev_guard_check,
     .dev_check = ocl_dev_check,
     .device_time_ns = ocl_device_time,
+    .device_class = ocl_device_class,
 };

@@ -70,7 +70,7 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
   out->line = line;
   ks_strlcpy(out->kernel, default_kernel ? default_kernel : "",
              sizeof out->kernel);
-  bool seen[4] = {false, false, false, false};
+  bool seen[7] = {false};
   int gdims = 0, ldims = 0;
   const char *p = text;
   ks_code rc = KS_OK;
@@ -88,7 +88,8 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
       rc = ks_err_set(err, KS_ERR_INPUT,
                       "line %d: cannot read \"%.60s\" in the launch line; "
                       "expected kernel=NAME global=(...) local=(...) "
-                      "[scratch=(...)]",
+                      "[scratch=(...)] (OpenCL) or kernel=NAME grid=(...) "
+                      "block=(...) [smem=(...)] (CUDA)",
                       line, p);
       break;
     }
@@ -120,20 +121,33 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
         val[vl++] = *p++;
     }
     val[vl] = 0;
-    static const char *const keys[] = {"kernel", "global", "local", "scratch"};
+    static const char *const keys[] = {"kernel", "global", "local", "scratch",
+                                       "grid",   "block",  "smem"};
     int k = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 7; i++)
       if (!strcmp(key, keys[i]))
         k = i;
     if (k < 0) {
       rc = ks_err_set(err, KS_ERR_INPUT,
                       "line %d: unknown launch key \"%s\"; use kernel=, "
-                      "global=, local= or scratch=",
+                      "global=, local=, scratch= (OpenCL) or grid=, block=, "
+                      "smem= (CUDA)",
                       line, key);
       break;
     }
     if (seen[k]) {
       rc = ks_err_set(err, KS_ERR_INPUT, "line %d: %s= given twice", line, key);
+      break;
+    }
+    /* before parsing: grid=/block= and global=/local= share the slots */
+    bool mixed = (k >= 4 && (seen[1] || seen[2])) ||
+                 ((k == 1 || k == 2) && (seen[4] || seen[5] || seen[6]));
+    if (mixed) {
+      rc = ks_err_set(err, KS_ERR_INPUT,
+                      "line %d: the launch line mixes grid=/block= (CUDA: "
+                      "blocks and threads per block) with global=/local= "
+                      "(OpenCL: work-items); use one pair",
+                      line);
       break;
     }
     seen[k] = true;
@@ -145,21 +159,43 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
                         line, val);
       else
         ks_strlcpy(out->kernel, val, sizeof out->kernel);
-    } else if (k == 1) {
+    } else if (k == 1 || k == 4) {
       rc = parse_dims(key, val, out->global, &gdims, line, err);
-    } else if (k == 2) {
+    } else if (k == 2 || k == 5) {
       rc = parse_dims(key, val, out->local, &ldims, line, err);
-    } else {
+    } else if (k == 3) {
       if (ks_expr_parse(val, NULL, 0, &out->scratch, err))
         rc = ks_err_prefix(err, "line %d: scratch: ", line);
+    } else {
+      if (ks_expr_parse(val, NULL, 0, &out->smem, err))
+        rc = ks_err_prefix(err, "line %d: smem: ", line);
     }
   }
-  if (!rc && !seen[1])
+  /* grid=/block=/smem= (CUDA) or global=/local= (OpenCL), never mixed */
+  bool grid = seen[4] || seen[5] || seen[6];
+  out->grid_style = grid;
+  if (!rc && grid && (seen[1] || seen[2]))
+    rc = ks_err_set(err, KS_ERR_INPUT,
+                    "line %d: the launch line mixes grid=/block= (CUDA: "
+                    "blocks and threads per block) with global=/local= "
+                    "(OpenCL: work-items); use one pair",
+                    line);
+  if (!rc && grid && !seen[4])
+    rc = ks_err_set(err, KS_ERR_INPUT,
+                    "line %d: the launch line has no grid=(...); give the "
+                    "number of blocks per dimension, e.g. grid=(rows)",
+                    line);
+  if (!rc && grid && !seen[5])
+    rc = ks_err_set(err, KS_ERR_INPUT,
+                    "line %d: the launch line has no block=(...); give the "
+                    "threads per block, e.g. block=(256)",
+                    line);
+  if (!rc && !grid && !seen[1])
     rc = ks_err_set(err, KS_ERR_INPUT,
                     "line %d: the launch line has no global=(...); give the "
                     "work-items per dimension, e.g. global=(rows*LOCAL)",
                     line);
-  if (!rc && !seen[2])
+  if (!rc && !grid && !seen[2])
     rc = ks_err_set(err, KS_ERR_INPUT,
                     "line %d: the launch line has no local=(...); give the "
                     "work-group size, e.g. local=(LOCAL) (ksearch does not "
@@ -167,9 +203,10 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
                     line);
   if (!rc && gdims != ldims)
     rc = ks_err_set(err, KS_ERR_INPUT,
-                    "line %d: global has %d dimension%s but local has %d; "
+                    "line %d: %s has %d dimension%s but %s has %d; "
                     "give both the same number",
-                    line, gdims, gdims == 1 ? "" : "s", ldims);
+                    line, grid ? "grid" : "global", gdims,
+                    gdims == 1 ? "" : "s", grid ? "block" : "local", ldims);
   if (!rc && !out->kernel[0])
     rc = ks_err_set(err, KS_ERR_INPUT,
                     "line %d: no kernel named; add kernel=NAME", line);
@@ -246,7 +283,8 @@ ks_code ks_launch_parse(const char *source, const char *path,
   ks_code rc = for_each_line(source, add_line, &c, err);
   if (!rc && out->n == 0)
     rc = ks_err_set(err, KS_ERR_INPUT,
-                    "no `// ksearch: launch global=(...) local=(...)` line; "
+                    "no `// ksearch: launch global=(...) local=(...)` line "
+                    "(CUDA: `launch grid=(...) block=(...)`); "
                     "GPU-style kernels need their launch geometry in the "
                     "header (docs/DESIGN.md: Candidate file)");
   if (rc) {
@@ -348,23 +386,44 @@ ks_code ks_launch_eval(const ks_launch_plan *p, const ks_task *task,
     for (int d = 0; d < k->dims; d++) {
       double gv, lv;
       char what[32];
-      snprintf(what, sizeof what, "global[%d]", d);
+      snprintf(what, sizeof what, "%s[%d]", k->grid_style ? "grid" : "global",
+               d);
       if (eval_size(k->global[d], &c, what, k, &gv, err))
         return err->code;
-      snprintf(what, sizeof what, "local[%d]", d);
+      snprintf(what, sizeof what, "%s[%d]", k->grid_style ? "block" : "local",
+               d);
       if (eval_size(k->local[d], &c, what, k, &lv, err))
         return err->code;
+      if (k->grid_style && gv > 0) /* a partial block is a whole one */
+        gv = ceil(gv);
       const double limit = 1099511627776.0; /* 2^40 work-items */
       if (!(gv >= 1 && gv < limit) || !(lv >= 1 && lv < limit)) {
         ks_workload_format(task, w, wl, sizeof wl);
         return ks_err_set(err, KS_ERR_INPUT,
-                          "line %d: kernel %s: global[%d] = %g, local[%d] = "
+                          "line %d: kernel %s: %s[%d] = %g, %s[%d] = "
                           "%g for workload %s; sizes must be at least 1",
-                          k->line, k->kernel, d, gv, d, lv, wl);
+                          k->line, k->kernel, k->grid_style ? "grid" : "global",
+                          d, gv, k->grid_style ? "block" : "local", d, lv, wl);
       }
       size_t l = (size_t)ceil(lv), gl = (size_t)ceil(gv);
       g->local[d] = l;
-      g->global[d] = (gl + l - 1) / l * l; /* whole work-groups */
+      if (k->grid_style) /* grid counts blocks */
+        g->global[d] = gl * l;
+      else
+        g->global[d] = (gl + l - 1) / l * l; /* whole work-groups */
+    }
+    if (k->smem) {
+      double sm;
+      if (eval_size(k->smem, &c, "smem", k, &sm, err))
+        return err->code;
+      if (!(sm >= 0 && sm <= 1048576.0)) {
+        ks_workload_format(task, w, wl, sizeof wl);
+        return ks_err_set(err, KS_ERR_INPUT,
+                          "line %d: smem = %g bytes for workload %s; "
+                          "expected 0 to 1 MiB of shared memory per block",
+                          k->line, sm, wl);
+      }
+      g->smem = (size_t)ceil(sm);
     }
     if (k->scratch) {
       double sb;
@@ -384,6 +443,54 @@ ks_code ks_launch_eval(const ks_launch_plan *p, const ks_task *task,
   return KS_OK;
 }
 
+ks_code ks_launch_check_style(const ks_launch_plan *p, bool want_grid,
+                              const char *path, ks_err *err) {
+  for (int i = 0; i < p->n; i++)
+    if (p->k[i].grid_style != want_grid)
+      return ks_err_set(
+          err, KS_ERR_INPUT, "%s: line %d: %s", path ? path : "<memory>",
+          p->k[i].line,
+          want_grid ? "CUDA launch lines give grid=(blocks) block=(threads) "
+                      "[smem=(bytes)], not global=/local="
+                    : "OpenCL launch lines give global=(work-items) "
+                      "local=(work-group size), not grid=/block=");
+  return KS_OK;
+}
+
+int ks_launch_names(const ks_candidate *cand, ks_param_value *names, int max) {
+  int n = 0;
+  for (int i = 0; i < cand->n_set && n < max; i++)
+    names[n++] = cand->set[i];
+  const char *s = cand->source;
+  while (s && *s && n < max) {
+    const char *nl = strchr(s, '\n');
+    size_t len = nl ? (size_t)(nl - s) : strlen(s);
+    char line[256], name[64], value[64], extra[2];
+    if (len < sizeof line) {
+      memcpy(line, s, len);
+      line[len] = 0;
+      char *hash = line;
+      while (*hash == ' ' || *hash == '\t')
+        hash++;
+      if (*hash == '#' &&
+          sscanf(hash + 1, " define %63s %63s %1s", name, value, extra) == 2) {
+        char *end;
+        strtod(value, &end);
+        bool taken = false;
+        for (int i = 0; i < n; i++)
+          taken |= !strcmp(names[i].name, name);
+        if (!*end && end != value && !taken && !strchr(name, '(')) {
+          ks_strlcpy(names[n].name, name, 64);
+          ks_strlcpy(names[n].value, value, 64);
+          n++;
+        }
+      }
+    }
+    s = nl ? nl + 1 : NULL;
+  }
+  return n;
+}
+
 void ks_launch_local_key(const ks_launch_geom *g, char *buf, size_t n) {
   snprintf(buf, n, "%zu-%zu-%zu", g->local[0], g->local[1], g->local[2]);
 }
@@ -395,6 +502,7 @@ void ks_launch_free(ks_launch_plan *p) {
       ks_expr_free(p->k[i].local[d]);
     }
     ks_expr_free(p->k[i].scratch);
+    ks_expr_free(p->k[i].smem);
   }
   memset(p, 0, sizeof *p);
 }

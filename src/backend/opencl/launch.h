@@ -1,8 +1,15 @@
 /* launch.h — launch geometry of GPU-style candidates (DESIGN.md: Candidate
  * file, `launch`): which kernels run, in which order, over which grid.
+ * Shared by the OpenCL and CUDA backends.
  *
  *   // ksearch: launch [kernel=NAME] global=(E[,E[,E]]) local=(E[,E[,E]])
- *                      [scratch=(E)]
+ *                      [scratch=(E)]                        (OpenCL)
+ *   // ksearch: launch [kernel=NAME] grid=(E[,E[,E]]) block=(E[,E[,E]])
+ *                      [smem=(E)] [scratch=(E)]             (CUDA)
+ *
+ * grid counts blocks (CUDA convention), block threads per block, smem the
+ * dynamic shared memory in bytes; ks_launch_eval turns a grid line into the
+ * same geometry (global = grid * block) so both backends share it.
  *
  * One line per kernel launch, run in file order on one in-order queue; a
  * line without kernel= launches the entry point. E are expressions
@@ -28,6 +35,8 @@ typedef struct ks_launch {
   int dims; /* 1..3 */
   ks_expr *global[3], *local[3];
   ks_expr *scratch; /* NULL when the line has no scratch= */
+  ks_expr *smem;    /* dynamic shared memory bytes (grid lines); or NULL */
+  bool grid_style;  /* grid=/block= (CUDA) rather than global=/local= */
   int line;         /* 1-based line in the source, for messages */
 } ks_launch;
 
@@ -40,6 +49,7 @@ typedef struct ks_launch_plan {
 typedef struct ks_launch_geom {
   int dims;
   size_t global[3], local[3]; /* global already rounded up to local */
+  size_t smem;                /* dynamic shared memory bytes (CUDA) */
 } ks_launch_geom;
 
 /* Parses the text after `launch` of one header line into *out. */
@@ -62,6 +72,17 @@ ks_code ks_launch_eval(const ks_launch_plan *p, const ks_task *task,
                        const ks_workload *w, const ks_param_value *params,
                        int n_params, ks_launch_geom *out, double *scratch_bytes,
                        ks_err *err);
+/* Every line of the plan in the style its backend reads: grid= lines for
+ * CUDA (want_grid), global= lines for OpenCL. The error says which keys to
+ * use and names path and line. */
+ks_code ks_launch_check_style(const ks_launch_plan *p, bool want_grid,
+                              const char *path, ks_err *err);
+/* The names launch expressions may use besides the axes: the parameters
+ * set on the candidate, then numeric `#define NAME V` lines of the source
+ * not already set (a run's best/ file has its parameters baked in that
+ * way; a -D of the same name wins, as in the compiler's #ifndef). Returns
+ * the count (at most max). */
+int ks_launch_names(const ks_candidate *cand, ks_param_value *names, int max);
 /* "256-1-1": the local size as PoCL names its work-group specializations. */
 void ks_launch_local_key(const ks_launch_geom *g, char *buf, size_t n);
 void ks_launch_free(ks_launch_plan *p);

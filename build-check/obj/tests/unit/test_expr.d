@@ -1,0 +1,2 @@
+build-check/obj/tests/unit/test_expr.o: tests/unit/test_expr.c \
+ src/task/expr.h include/ksearch.h

@@ -1,0 +1,2 @@
+build-check/obj/tests/unit/test_llm_prompts.o: \
+ tests/unit/test_llm_prompts.c src/llm/prompts.h include/ksearch.h

@@ -1,0 +1,2 @@
+build-check/obj/tests/unit/test_task.o: tests/unit/test_task.c \
+ src/task/expr.h include/ksearch.h src/util/util.h

@@ -1,0 +1,797 @@
+/* backend_cuda.c — the CUDA backend (DESIGN.md: Backend interface, cuda):
+ * CUDA C kernels on an NVIDIA GPU through the driver API (cu.h).
+ *
+ * Parent side, build: a candidate is one .cu file whose `// ksearch: launch
+ * grid=(...) block=(...) [smem=(...)]` lines (launch.h, shared with OpenCL)
+ * say which extern "C" __global__ kernels run, in order, over which grid.
+ * nvcc compiles it with -DPARAM=V to a cubin for the device's own
+ * architecture (sm_90a on an H200; KSEARCH_CUDA_ARCH overrides, for
+ * machines without a GPU), in a child under the build time limit; the cubin
+ * is cached under <cache>/build/<hash>/ keyed by source, options, toolkit
+ * version and device identity, with artifact.json naming it. Only device
+ * code is compiled (-cubin): host code in a candidate, main() or system()
+ * included, is never built into anything that runs.
+ *
+ * Runner side, load (before the sandbox closes): the driver is loaded, the
+ * primary context created, modules loaded eagerly (CUDA_MODULE_LOADING=
+ * EAGER: lazy loading would allocate on the first launch, after the
+ * sandbox), one device arena sized for the largest workload allocated, the
+ * events created and the flush kernel run once. After the sandbox closes,
+ * dev_alloc hands out pieces of the arena, so no cuMemAlloc runs under the
+ * filter (cuda_sandbox_rules says what the driver may still call).
+ *
+ * Per call: the flush kernel reads a buffer of 2x L2 (clean lines), then an
+ * event, the candidate's launches on the default stream, an event; sync()
+ * synchronizes the whole context (a kernel cannot leave work behind on
+ * another stream: there is no host code, and device-side launches need
+ * -rdc, which the build does not use) and reads the launch status and the
+ * event time. Kernel arguments follow the task's C calling convention:
+ * device pointers for tensors (inputs, then outputs), int64 for var axes,
+ * scalars as float / int32 / int64, then the scratch pointer when a launch
+ * asks for scratch=(bytes). bfloat16 and float16 tensors are 16-bit.
+ */
+#include "backend/backend.h"
+#include "backend/cuda/cu.h"
+#include "backend/opencl/launch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern const ks_backend_i ks_backend_c;
+
+#define CUDA_FORMAT "ksearch-cuda-1" /* bump when the artifact changes */
+#define ARENA_GUARD 4096
+#define PAGE 4096
+
+static ks_code cuda_probe(char *device, size_t n, ks_err *err) {
+  ks_cu cu;
+  ks_code rc = ks_cu_load(&cu, err);
+  if (rc)
+    return rc;
+  ks_cu_dev d;
+  rc = ks_cu_pick(&cu, &d, err);
+  ks_cu_unload(&cu);
+  if (rc)
+    return rc;
+  snprintf(device, n, "%s (%s, %d SMs, driver %d, CUDA device %d)", d.name,
+           d.arch, d.sm_count, d.driver_version, d.index);
+  return KS_OK;
+}
+
+static ks_device_class cuda_device_class(void) { return KS_DEV_GPU; }
+
+/* ---- launch plan, shared by build (validation) and load */
+
+typedef struct plan_info {
+  ks_launch_plan plan;
+  ks_param_value names[2 * KS_MAX_PARAMS];
+  int n_names;
+  bool scratch;
+  size_t max_smem[KS_LAUNCH_MAX];
+  double max_scratch;
+} plan_info;
+
+/* Evaluates every launch for every workload the GPU runs, checking CUDA's
+ * limits, so that a bad geometry is the candidate's compile_error. */
+static ks_code plan_check(const ks_task *task, plan_info *pi, const char *path,
+                          ks_err *err) {
+  for (int wi = 0; wi < task->n_workloads; wi++) {
+    const ks_workload *w = &task->workloads[wi];
+    if (!ks_workload_applies(w, KS_DEV_GPU))
+      continue;
+    ks_launch_geom g[KS_LAUNCH_MAX];
+    double sb;
+    ks_code rc =
+        ks_launch_eval(&pi->plan, task, w, pi->names, pi->n_names, g, &sb, err);
+    if (rc)
+      return ks_err_prefix(err, "%s: ", path);
+    if (sb > pi->max_scratch)
+      pi->max_scratch = sb;
+    for (int k = 0; k < pi->plan.n; k++) {
+      size_t threads = g[k].local[0] * g[k].local[1] * g[k].local[2];
+      size_t gx = g[k].global[0] / g[k].local[0];
+      size_t gy = g[k].global[1] / g[k].local[1];
+      size_t gz = g[k].global[2] / g[k].local[2];
+      char wl[256];
+      ks_workload_format(task, w, wl, sizeof wl);
+      if (threads > 1024)
+        return ks_err_set(err, KS_ERR_INPUT,
+                          "%s: line %d: kernel %s: block of %zu threads for "
+                          "workload %s; CUDA allows at most 1024",
+                          path, pi->plan.k[k].line, pi->plan.k[k].kernel,
+                          threads, wl);
+      if (gx > 2147483647u || gy > 65535 || gz > 65535)
+        return ks_err_set(err, KS_ERR_INPUT,
+                          "%s: line %d: kernel %s: grid (%zu,%zu,%zu) for "
+                          "workload %s; CUDA allows x < 2^31, y and z <= "
+                          "65535",
+                          path, pi->plan.k[k].line, pi->plan.k[k].kernel, gx,
+                          gy, gz, wl);
+      if (g[k].smem > pi->max_smem[k])
+        pi->max_smem[k] = g[k].smem;
+    }
+  }
+  return KS_OK;
+}
+
+static ks_code plan_for_task(const ks_task *task, const ks_candidate *cand,
+                             plan_info *pi, ks_err *err) {
+  memset(pi, 0, sizeof *pi);
+  pi->n_names = ks_launch_names(cand, pi->names, 2 * KS_MAX_PARAMS);
+  ks_code rc =
+      ks_launch_parse(cand->source, cand->path, cand->entry, &pi->plan, err);
+  if (!rc)
+    rc = ks_launch_check_style(&pi->plan, true, cand->path, err);
+  for (int i = 0; !rc && i < pi->plan.n; i++)
+    pi->scratch |= pi->plan.k[i].scratch != NULL;
+  if (!rc)
+    rc = plan_check(task, pi, cand->path, err);
+  if (rc)
+    ks_launch_free(&pi->plan);
+  return rc;
+}
+
+static ks_code write_json(const char *path, json_t *j, ks_err *err) {
+  char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+  if (!text)
+    return ks_err_set(err, KS_ERR_NOMEM, "%s: cannot format JSON", path);
+  ks_code rc = ks_write_file_atomic(path, text, strlen(text), err);
+  free(text);
+  return rc;
+}
+
+/* ---- parent side: build */
+
+static ks_code cuda_build(const ks_task *task, const ks_candidate *cand,
+                          const char *cache_dir, double timeout_s,
+                          ks_artifact *out, ks_err *err) {
+  if (!strcmp(cand->backend, "c")) /* the task's reference */
+    return ks_backend_c.build(task, cand, cache_dir, timeout_s, out, err);
+  memset(out, 0, sizeof *out);
+  plan_info *pi = ks_xcalloc(1, sizeof *pi);
+  ks_code rc = plan_for_task(task, cand, pi, err);
+  if (rc) {
+    free(pi);
+    err->code = KS_ERR_CANDIDATE; /* a header mistake: compile_error */
+    return KS_ERR_CANDIDATE;
+  }
+  char arch[16], identity[512], nvv[128];
+  rc = ks_cu_target(arch, sizeof arch, identity, sizeof identity, err);
+  if (!rc)
+    rc = ks_cu_nvcc_version(nvv, sizeof nvv, err);
+  char defs[KS_MAX_PARAMS][160];
+  char *defv[KS_MAX_PARAMS];
+  int nd = 0;
+  ks_buf key;
+  ks_buf_init(&key);
+  for (int i = 0; !rc && i < cand->n_set; i++) {
+    snprintf(defs[nd], sizeof defs[nd], "-D%s=%s", cand->set[i].name,
+             cand->set[i].value);
+    defv[nd] = defs[nd];
+    nd++;
+  }
+  ks_buf_puts(&key, CUDA_FORMAT);
+  ks_buf_puts(&key, cand->source);
+  for (int i = 0; i < nd; i++)
+    ks_buf_puts(&key, defs[i]);
+  ks_buf_puts(&key, cand->entry);
+  if (!rc) {
+    ks_buf_puts(&key, arch);
+    ks_buf_puts(&key, identity);
+    ks_buf_puts(&key, nvv);
+  }
+  ks_hash_hex(ks_hash64(key.data, key.len, 0x63756461ULL), out->hash);
+  ks_buf_free(&key);
+  char dir[PATH_MAX], src[PATH_MAX], cubin[PATH_MAX], tmp[PATH_MAX];
+  char support[PATH_MAX];
+  snprintf(dir, sizeof dir, "%.3800s/build/%s", cache_dir, out->hash);
+  snprintf(out->path, sizeof out->path, "%.4000s/artifact.json", dir);
+  snprintf(src, sizeof src, "%.4000s/candidate.cu", dir);
+  snprintf(cubin, sizeof cubin, "%.4000s/candidate.cubin", dir);
+  snprintf(tmp, sizeof tmp, "%.4000s/candidate.%d.cubin", dir, (int)getpid());
+  if (!rc)
+    rc =
+        ks_cu_support_cubin(cache_dir, arch, nvv, support, sizeof support, err);
+  if (!rc && ks_file_exists(out->path)) {
+    out->cached = true;
+    goto done;
+  }
+  if (!rc)
+    rc = ks_mkdir_p(dir, err);
+  if (!rc)
+    rc = ks_write_file_atomic(src, cand->source, strlen(cand->source), err);
+  double t0 = ks_now();
+  if (!rc)
+    rc =
+        ks_cu_compile(src, tmp, arch, defv, nd, dir, timeout_s, &out->log, err);
+  out->build_s = ks_now() - t0;
+  if (!rc && rename(tmp, cubin) != 0)
+    rc = ks_err_set(err, KS_ERR_IO, "%s: %s", cubin, strerror(errno));
+  unlink(tmp);
+  if (!rc) {
+    char lines[KS_LAUNCH_MAX][512];
+    int nl = ks_launch_lines(cand->source, lines, KS_LAUNCH_MAX);
+    json_t *jl = json_array(), *params = json_object();
+    for (int i = 0; i < nl; i++)
+      json_array_append_new(jl, json_string(lines[i]));
+    for (int i = 0; i < pi->n_names; i++)
+      json_object_set_new(params, pi->names[i].name,
+                          json_string(pi->names[i].value));
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "format",
+                          CUDA_FORMAT, "identity", identity, "arch", arch,
+                          "entry", cand->entry, "cubin", "candidate.cubin",
+                          "support", support, "launch", jl, "params", params);
+    rc = write_json(out->path, j, err);
+    json_decref(j);
+  }
+done:
+  ks_launch_free(&pi->plan);
+  free(pi);
+  return rc;
+}
+
+/* ---- runner side */
+
+typedef struct cu_buf {
+  CUdeviceptr base, data;
+  size_t bytes, guard, total;
+  unsigned char guard_byte;
+  bool own; /* cuMemAlloc'ed, not from the arena */
+} cu_buf;
+
+typedef struct cu_handle {
+  ks_cu cu;
+  ks_cu_dev dev;
+  CUcontext ctx;
+  CUmodule mod, sup;
+  CUfunction fn[KS_LAUNCH_MAX], flush_fn;
+  const ks_task *task;
+  plan_info pi;
+  ks_launch_geom geom[KS_LAUNCH_MAX];
+  double scratch_bytes;
+  int64_t axes[KS_MAX_AXES];
+  bool have_geom;
+  CUdeviceptr arena, flush, sink;
+  size_t arena_bytes, arena_used, flush16;
+  int live;
+  cu_buf scratch;
+  CUevent ev[2];
+  bool launched;
+  double device_ns;
+  int nv_fds[64], n_nv_fds;
+  char error[600];
+} cu_handle;
+
+static void set_err(cu_handle *h, const char *what, CUresult r) {
+  if (h->error[0])
+    return;
+  char b[256];
+  snprintf(h->error, sizeof h->error, "%.200s: %s", what,
+           ks_cu_errstr(&h->cu, r, b, sizeof b));
+}
+
+static void cuda_unload(void *vh);
+
+static ks_code load_fail(cu_handle *h, ks_code rc) {
+  cuda_unload(h);
+  return rc;
+}
+
+static size_t round_page(size_t b) { return (b + PAGE - 1) / PAGE * PAGE; }
+
+/* Device bytes the largest workload needs: every tensor with its guards. */
+static size_t arena_need(const ks_task *t) {
+  size_t most = 0;
+  for (int wi = 0; wi < t->n_workloads; wi++) {
+    const ks_workload *w = &t->workloads[wi];
+    if (!ks_workload_applies(w, KS_DEV_GPU))
+      continue;
+    size_t b = 0;
+    for (int i = 0; i < t->n_inputs + t->n_outputs; i++) {
+      const ks_tensor *ts =
+          i < t->n_inputs ? &t->inputs[i] : &t->outputs[i - t->n_inputs];
+      b += round_page((size_t)ks_tensor_numel(t, ts, w) *
+                      ks_dtype_size(ts->dtype)) +
+           2 * ARENA_GUARD;
+    }
+    most = b > most ? b : most;
+  }
+  return most + PAGE;
+}
+
+/* The /dev/nvidia* descriptors the driver holds open (for sandbox_rules). */
+static void find_nv_fds(cu_handle *h) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d)) && h->n_nv_fds < 64) {
+    char p[64], target[256];
+    snprintf(p, sizeof p, "/proc/self/fd/%.20s", e->d_name);
+    ssize_t n = readlink(p, target, sizeof target - 1);
+    if (n <= 0)
+      continue;
+    target[n] = 0;
+    if (!strncmp(target, "/dev/nvidia", 11))
+      h->nv_fds[h->n_nv_fds++] = atoi(e->d_name);
+  }
+  closedir(d);
+}
+
+static ks_code cuda_load(const char *artifact, const ks_task *task, void **out,
+                         ks_err *err) {
+  *out = NULL;
+  /* modules load whole now, not at their first launch (which would
+   * allocate device memory after the sandbox closed) */
+  setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+  json_error_t je;
+  json_t *j = json_load_file(artifact, 0, &je);
+  if (!j)
+    return ks_err_set(err, KS_ERR_CANDIDATE, "%s: %s", artifact, je.text);
+  cu_handle *h = ks_xcalloc(1, sizeof *h);
+  h->task = task;
+  const char *fmt = json_string_value(json_object_get(j, "format"));
+  const char *ident = json_string_value(json_object_get(j, "identity"));
+  const char *entry = json_string_value(json_object_get(j, "entry"));
+  const char *cubin = json_string_value(json_object_get(j, "cubin"));
+  const char *support = json_string_value(json_object_get(j, "support"));
+  json_t *lines = json_object_get(j, "launch");
+  json_t *params = json_object_get(j, "params");
+  ks_code rc = KS_OK;
+  if (!fmt || strcmp(fmt, CUDA_FORMAT) || !ident || !entry || !cubin ||
+      !support || !json_is_array(lines) || !json_is_object(params))
+    rc = ks_err_set(err, KS_ERR_CANDIDATE,
+                    "%s: not a CUDA artifact of this ksearch (%s)", artifact,
+                    fmt ? fmt : "no format");
+  for (size_t i = 0; !rc && i < json_array_size(lines); i++) {
+    if (h->pi.plan.n >= KS_LAUNCH_MAX)
+      break;
+    rc =
+        ks_launch_parse_line(json_string_value(json_array_get(lines, i)), entry,
+                             (int)i + 1, &h->pi.plan.k[h->pi.plan.n], err);
+    if (!rc) {
+      h->pi.scratch |= h->pi.plan.k[h->pi.plan.n].scratch != NULL;
+      h->pi.plan.n++;
+    }
+  }
+  const char *pk;
+  json_t *pv;
+  json_object_foreach(params, pk, pv) {
+    if (h->pi.n_names < 2 * KS_MAX_PARAMS && json_is_string(pv)) {
+      ks_strlcpy(h->pi.names[h->pi.n_names].name, pk, 64);
+      ks_strlcpy(h->pi.names[h->pi.n_names].value, json_string_value(pv), 64);
+      h->pi.n_names++;
+    }
+  }
+  char cubin_path[PATH_MAX], support_path[PATH_MAX], expected[512];
+  ks_strlcpy(cubin_path, artifact, sizeof cubin_path);
+  char *slash = strrchr(cubin_path, '/');
+  size_t at = slash ? (size_t)(slash + 1 - cubin_path) : 0;
+  snprintf(cubin_path + at, sizeof cubin_path - at, "%s", cubin ? cubin : "?");
+  ks_strlcpy(support_path, support ? support : "", sizeof support_path);
+  ks_strlcpy(expected, ident ? ident : "", sizeof expected);
+  json_decref(j);
+  if (!rc)
+    rc = plan_check(task, &h->pi, artifact, err);
+  if (rc)
+    return load_fail(h, rc == KS_ERR_INPUT ? KS_ERR_CANDIDATE : rc);
+
+  if ((rc = ks_cu_load(&h->cu, err)) || (rc = ks_cu_pick(&h->cu, &h->dev, err)))
+    return load_fail(h, rc);
+  if (strcmp(h->dev.identity, expected))
+    return load_fail(h, ks_err_set(err, KS_ERR_ENV,
+                                   "%s was built for CUDA device \"%s\" but "
+                                   "the device is now \"%s\"",
+                                   artifact, expected, h->dev.identity));
+  char b[256];
+  CUresult r = h->cu.PrimaryCtxRetain(&h->ctx, h->dev.dev);
+  if (r == 0)
+    r = h->cu.CtxSetCurrent(h->ctx);
+  if (r)
+    return load_fail(h, ks_err_set(err, KS_ERR_ENV, "CUDA context on %s: %s",
+                                   h->dev.name,
+                                   ks_cu_errstr(&h->cu, r, b, sizeof b)));
+  for (int m = 0; m < 2; m++) {
+    char *data = NULL;
+    const char *p = m ? support_path : cubin_path;
+    if (ks_read_file(p, &data, NULL, err))
+      return load_fail(h, m ? KS_ERR_ENV : KS_ERR_CANDIDATE);
+    r = h->cu.ModuleLoadData(m ? &h->sup : &h->mod, data);
+    free(data);
+    if (r)
+      return load_fail(h, ks_err_set(err, m ? KS_ERR_ENV : KS_ERR_CANDIDATE,
+                                     "%s: the cubin does not load: %s", p,
+                                     ks_cu_errstr(&h->cu, r, b, sizeof b)));
+  }
+  for (int k = 0; k < h->pi.plan.n; k++) {
+    const char *name = h->pi.plan.k[k].kernel;
+    if ((r = h->cu.ModuleGetFunction(&h->fn[k], h->mod, name)))
+      return load_fail(
+          h, ks_err_set(err, KS_ERR_CANDIDATE,
+                        "kernel %s is not in the cubin (%s); declare it "
+                        "extern \"C\" __global__ so that its name is not "
+                        "mangled",
+                        name, ks_cu_errstr(&h->cu, r, b, sizeof b)));
+    if (h->pi.max_smem[k] > 48 * 1024 &&
+        (r = h->cu.FuncSetAttribute(h->fn[k], KS_CU_FUNC_MAX_DYN_SMEM,
+                                    (int)h->pi.max_smem[k])))
+      return load_fail(
+          h,
+          ks_err_set(err, KS_ERR_CANDIDATE,
+                     "kernel %s: %zu bytes of dynamic shared memory: %s "
+                     "(this device allows %d per block)",
+                     name, h->pi.max_smem[k],
+                     ks_cu_errstr(&h->cu, r, b, sizeof b), h->dev.smem_optin));
+  }
+  if ((r = h->cu.ModuleGetFunction(&h->flush_fn, h->sup, "ks_flush")))
+    return load_fail(h, ks_err_set(err, KS_ERR_ENV, "%s: no ks_flush: %s",
+                                   support_path,
+                                   ks_cu_errstr(&h->cu, r, b, sizeof b)));
+  /* every device allocation now, while the driver may still ioctl */
+  h->arena_bytes = arena_need(task) +
+                   (h->pi.scratch ? round_page((size_t)h->pi.max_scratch + 1) +
+                                        2 * ARENA_GUARD
+                                  : 0);
+  h->flush16 =
+      (size_t)(h->dev.l2_bytes > 0 ? h->dev.l2_bytes : 64 << 20) * 2 / 16;
+  if ((r = h->cu.MemAlloc(&h->arena, h->arena_bytes)) ||
+      (r = h->cu.MemAlloc(&h->flush, h->flush16 * 16)) ||
+      (r = h->cu.MemAlloc(&h->sink, 256)) ||
+      (r = h->cu.MemsetD8(h->flush, 0x5a, h->flush16 * 16)) ||
+      (r = h->cu.EventCreate(&h->ev[0], 0)) ||
+      (r = h->cu.EventCreate(&h->ev[1], 0)))
+    return load_fail(h, ks_err_set(err, KS_ERR_ENV,
+                                   "CUDA: %zu MiB of device buffers and "
+                                   "events: %s",
+                                   h->arena_bytes >> 20,
+                                   ks_cu_errstr(&h->cu, r, b, sizeof b)));
+  if (h->pi.scratch) {
+    cu_buf *s = &h->scratch;
+    s->bytes = (size_t)h->pi.max_scratch;
+    s->guard = ARENA_GUARD;
+    s->total = round_page(s->bytes + 1) + 2 * ARENA_GUARD;
+    s->guard_byte = 0xFF; /* NaN: a kernel must write scratch first */
+    s->base = h->arena + h->arena_bytes - s->total;
+    s->data = s->base + s->guard;
+    if ((r = h->cu.MemsetD8(s->base, 0xFF, s->total)))
+      return load_fail(h, ks_err_set(err, KS_ERR_ENV, "CUDA scratch: %s",
+                                     ks_cu_errstr(&h->cu, r, b, sizeof b)));
+    h->arena_bytes -= s->total;
+  }
+  /* warm up ksearch's own path once: copies both ways (the driver's
+   * staging buffers), flush, events, synchronize */
+  unsigned char probe[256] = {0};
+  if ((r = h->cu.MemcpyHtoD(h->sink, probe, sizeof probe)) ||
+      (r = h->cu.MemcpyDtoH(probe, h->sink, sizeof probe)))
+    return load_fail(h, ks_err_set(err, KS_ERR_ENV, "CUDA copies: %s",
+                                   ks_cu_errstr(&h->cu, r, b, sizeof b)));
+  unsigned long long n16 = h->flush16;
+  void *fa[] = {&h->flush, &n16, &h->sink};
+  if ((r = h->cu.EventRecord(h->ev[0], NULL)) ||
+      (r = h->cu.LaunchKernel(h->flush_fn, (unsigned)h->dev.sm_count * 4, 1, 1,
+                              512, 1, 1, 0, NULL, fa, NULL)) ||
+      (r = h->cu.EventRecord(h->ev[1], NULL)) || (r = h->cu.CtxSynchronize()))
+    return load_fail(h, ks_err_set(err, KS_ERR_ENV, "CUDA warm-up: %s",
+                                   ks_cu_errstr(&h->cu, r, b, sizeof b)));
+  find_nv_fds(h);
+  *out = h;
+  return KS_OK;
+}
+
+static ks_code set_geometry(cu_handle *h, const int64_t *axes, ks_err *err) {
+  if (h->have_geom &&
+      !memcmp(h->axes, axes, sizeof(int64_t) * (size_t)h->task->n_axes))
+    return KS_OK;
+  ks_workload w;
+  memset(&w, 0, sizeof w);
+  memcpy(w.axis, axes, sizeof(int64_t) * (size_t)h->task->n_axes);
+  ks_code rc = ks_launch_eval(&h->pi.plan, h->task, &w, h->pi.names,
+                              h->pi.n_names, h->geom, &h->scratch_bytes, err);
+  if (rc)
+    return rc;
+  memcpy(h->axes, axes, sizeof(int64_t) * (size_t)h->task->n_axes);
+  h->have_geom = true;
+  return KS_OK;
+}
+
+typedef union cu_arg {
+  CUdeviceptr p;
+  long long l;
+  int i;
+  float f;
+} cu_arg;
+
+static void cuda_run(void *vh, void *const *bufs, const int64_t *axes,
+                     const double *scalars) {
+  cu_handle *h = vh;
+  h->launched = false;
+  if (h->error[0])
+    return;
+  ks_err err;
+  if (set_geometry(h, axes, &err)) {
+    snprintf(h->error, sizeof h->error, "launch geometry: %.500s", err.msg);
+    return;
+  }
+  if (h->pi.scratch && h->scratch_bytes > (double)h->scratch.bytes) {
+    snprintf(h->error, sizeof h->error,
+             "scratch of %.0f bytes asked for a workload the load did not "
+             "size for",
+             h->scratch_bytes);
+    return;
+  }
+  const ks_task *t = h->task;
+  cu_arg a[2 * KS_MAX_TENSORS + KS_MAX_AXES + KS_MAX_SCALARS + 1];
+  void *args[2 * KS_MAX_TENSORS + KS_MAX_AXES + KS_MAX_SCALARS + 1];
+  int na = 0;
+  for (int i = 0; i < t->n_inputs + t->n_outputs; i++)
+    a[na++].p = ((cu_buf *)bufs[i])->data;
+  for (int i = 0; i < t->n_axes; i++)
+    if (!t->axes[i].is_const)
+      a[na++].l = axes[i];
+  for (int i = 0; i < t->n_scalars; i++) {
+    if (t->scalars[i].dtype == KS_F32)
+      a[na++].f = (float)scalars[i];
+    else if (t->scalars[i].dtype == KS_I32)
+      a[na++].i = (int)scalars[i];
+    else
+      a[na++].l = (long long)scalars[i];
+  }
+  if (h->pi.scratch)
+    a[na++].p = h->scratch.data;
+  for (int i = 0; i < na; i++)
+    args[i] = &a[i];
+  /* L2 holds the flush buffer, not the last call's data */
+  unsigned long long n16 = h->flush16;
+  void *fa[] = {&h->flush, &n16, &h->sink};
+  CUresult r = h->cu.LaunchKernel(h->flush_fn, (unsigned)h->dev.sm_count * 4, 1,
+                                  1, 512, 1, 1, 0, NULL, fa, NULL);
+  if (r) {
+    set_err(h, "the L2 flush kernel", r);
+    return;
+  }
+  if ((r = h->cu.EventRecord(h->ev[0], NULL))) {
+    set_err(h, "cuEventRecord", r);
+    return;
+  }
+  for (int k = 0; k < h->pi.plan.n; k++) {
+    const ks_launch_geom *g = &h->geom[k];
+    r = h->cu.LaunchKernel(h->fn[k], (unsigned)(g->global[0] / g->local[0]),
+                           (unsigned)(g->global[1] / g->local[1]),
+                           (unsigned)(g->global[2] / g->local[2]),
+                           (unsigned)g->local[0], (unsigned)g->local[1],
+                           (unsigned)g->local[2], (unsigned)g->smem, NULL, args,
+                           NULL);
+    if (r) {
+      char what[200];
+      snprintf(what, sizeof what,
+               "kernel %s: cuLaunchKernel(grid=%zu,%zu,%zu block=%zu,%zu,%zu "
+               "smem=%zu)",
+               h->pi.plan.k[k].kernel, g->global[0] / g->local[0],
+               g->global[1] / g->local[1], g->global[2] / g->local[2],
+               g->local[0], g->local[1], g->local[2], g->smem);
+      set_err(h, what, r);
+      return;
+    }
+  }
+  if ((r = h->cu.EventRecord(h->ev[1], NULL))) {
+    set_err(h, "cuEventRecord", r);
+    return;
+  }
+  h->launched = true;
+}
+
+static void cuda_sync(void *vh) {
+  cu_handle *h = vh;
+  h->device_ns = 0;
+  /* the whole context: whatever a kernel started must be finished */
+  CUresult r = h->cu.CtxSynchronize();
+  if (r) {
+    set_err(h, "the kernels (cuCtxSynchronize)", r);
+    return;
+  }
+  float ms = 0;
+  if (h->launched && h->cu.EventElapsedTime(&ms, h->ev[0], h->ev[1]) == 0 &&
+      ms > 0)
+    h->device_ns = (double)ms * 1e6;
+  h->launched = false;
+}
+
+static double cuda_device_time(void *vh) {
+  return ((cu_handle *)vh)->device_ns;
+}
+
+static void cuda_unload(void *vh) {
+  cu_handle *h = vh;
+  if (!h)
+    return;
+  if (h->cu.lib) {
+    for (int i = 0; i < 2; i++)
+      if (h->ev[i])
+        h->cu.EventDestroy(h->ev[i]);
+    if (h->arena)
+      h->cu.MemFree(h->arena);
+    if (h->flush)
+      h->cu.MemFree(h->flush);
+    if (h->sink)
+      h->cu.MemFree(h->sink);
+    if (h->mod)
+      h->cu.ModuleUnload(h->mod);
+    if (h->sup)
+      h->cu.ModuleUnload(h->sup);
+    if (h->ctx)
+      h->cu.PrimaryCtxRelease(h->dev.dev);
+    ks_cu_unload(&h->cu);
+  }
+  ks_launch_free(&h->pi.plan);
+  free(h);
+}
+
+/* ---- device buffers: pieces of the arena with guard bytes around them */
+
+static void *cuda_dev_alloc(void *vh, size_t bytes, size_t guard,
+                            unsigned char guard_byte) {
+  cu_handle *h = vh;
+  cu_buf *b = calloc(1, sizeof *b);
+  if (!b)
+    return NULL;
+  b->bytes = bytes;
+  b->guard = guard;
+  b->total = round_page(bytes ? bytes : 1) + 2 * guard;
+  b->guard_byte = guard_byte;
+  if (h->arena_used + b->total <= h->arena_bytes) {
+    b->base = h->arena + h->arena_used;
+    h->arena_used += b->total;
+  } else if (h->cu.MemAlloc(&b->base, b->total) == 0) {
+    b->own = true; /* outside the sandbox only: needs ioctl */
+  } else {
+    free(b);
+    return NULL;
+  }
+  b->data = b->base + guard;
+  if (h->cu.MemsetD8(b->base, guard_byte, b->total)) {
+    if (b->own)
+      h->cu.MemFree(b->base);
+    free(b);
+    return NULL;
+  }
+  h->live++;
+  return b;
+}
+
+static void cuda_dev_free(void *vh, void *vb) {
+  cu_handle *h = vh;
+  cu_buf *b = vb;
+  if (!b)
+    return;
+  if (b->own)
+    h->cu.MemFree(b->base);
+  if (--h->live == 0)
+    h->arena_used = 0; /* the runner frees a workload's buffers together */
+  free(b);
+}
+
+static bool cuda_upload(void *vh, void *vb, const void *src, size_t bytes) {
+  cu_handle *h = vh;
+  cu_buf *b = vb;
+  if (bytes > b->bytes)
+    return false;
+  return bytes == 0 || h->cu.MemcpyHtoD(b->data, src, bytes) == 0;
+}
+
+static bool cuda_download(void *vh, void *vb, void *dst, size_t bytes) {
+  cu_handle *h = vh;
+  cu_buf *b = vb;
+  if (bytes > b->bytes)
+    return false;
+  return bytes == 0 || h->cu.MemcpyDtoH(dst, b->data, bytes) == 0;
+}
+
+static long cuda_dev_guard_check(void *vh, void *vb) {
+  cu_handle *h = vh;
+  cu_buf *b = vb;
+  size_t tail = b->total - b->guard - b->bytes;
+  size_t n = b->guard > tail ? b->guard : tail;
+  unsigned char *tmp = malloc(n ? n : 1);
+  if (!tmp)
+    return 0;
+  long off = 0;
+  if (h->cu.MemcpyDtoH(tmp, b->base, b->guard) == 0) {
+    for (long i = (long)b->guard - 1; i >= 0 && !off; i--)
+      if (tmp[i] != b->guard_byte)
+        off = i - (long)b->guard;
+  }
+  if (!off && h->cu.MemcpyDtoH(tmp, b->data + b->bytes, tail) == 0) {
+    for (size_t i = 0; i < tail && !off; i++)
+      if (tmp[i] != b->guard_byte)
+        off = (long)i + 1;
+  }
+  free(tmp);
+  return off;
+}
+
+static bool cuda_dev_check(void *vh, char *reason, size_t n) {
+  cu_handle *h = vh;
+  if (h->error[0]) {
+    snprintf(reason, n, "CUDA: %s", h->error);
+    return false;
+  }
+  if (h->pi.scratch) {
+    long off = cuda_dev_guard_check(h, &h->scratch);
+    if (off) {
+      snprintf(reason, n,
+               "wrote %s the scratch buffer (guard bytes changed at offset "
+               "%+ld)",
+               off > 0 ? "past the end of" : "before the start of", off);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* What the driver needs after setup, on what it already opened. Every
+ * allocation, module load and event exists before the filter, so short
+ * calls need nothing (audit on the H200, 2026-12-03: launches, events,
+ * copies and synchronization trapped no call). Its helper threads wait in
+ * the poll family; and a kernel that runs long makes cuCtxSynchronize block
+ * in an ioctl on a /dev/nvidia* descriptor (seen on the H200 with
+ * tests/adversarial/cuda/spin.cu), so ioctl is allowed on exactly the
+ * descriptors the driver held at load time: no host code of a candidate
+ * runs, so only the driver can make those calls.
+ * KSEARCH_CUDA_SANDBOX_ALLOW=NR[,NR...] adds call numbers an audit
+ * (KSEARCH_SANDBOX_AUDIT) finds, for drivers that need more. */
+static ks_code cuda_sandbox_rules(void *vh, void *vctx, ks_err *err) {
+  cu_handle *h = vh;
+  scmp_filter_ctx ctx = vctx;
+  static const char *const allow[] = {"poll", "ppoll", "epoll_wait",
+                                      "epoll_pwait", "epoll_pwait2"};
+  int rc = 0;
+  for (size_t i = 0; i < sizeof allow / sizeof *allow && !rc; i++) {
+    int nr = seccomp_syscall_resolve_name(allow[i]);
+    if (nr != __NR_SCMP_ERROR)
+      rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+  }
+  const char *extra = getenv("KSEARCH_CUDA_SANDBOX_ALLOW");
+  for (const char *p = extra; !rc && p && *p;) {
+    char *end;
+    long nr = strtol(p, &end, 10);
+    if (end == p)
+      break;
+    /* ioctl: allowed below, on the driver's descriptors only */
+    if (nr != SCMP_SYS(ioctl) && nr >= 0 && nr < 1024)
+      rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)nr, 0);
+    p = *end == ',' ? end + 1 : end;
+  }
+  for (int i = 0; !rc && i < h->n_nv_fds; i++)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+                          SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)h->nv_fds[i]));
+  if (rc)
+    return ks_err_set(err, KS_ERR_ENV, "CUDA sandbox rules: %s", strerror(-rc));
+  return KS_OK;
+}
+
+const ks_backend_i ks_backend_cuda = {
+    .name = "cuda",
+    .description = "CUDA C kernels (extern \"C\" __global__, cubin for the "
+                   "device's own architecture) on an NVIDIA GPU",
+    .probe = cuda_probe,
+    .build = cuda_build,
+    .load = cuda_load,
+    .run = cuda_run,
+    .sync = cuda_sync,
+    .unload = cuda_unload,
+    .dev_alloc = cuda_dev_alloc,
+    .dev_free = cuda_dev_free,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .dev_guard_check = cuda_dev_guard_check,
+    .dev_check = cuda_dev_check,
+    .device_time_ns = cuda_device_time,
+    .sandbox_rules = cuda_sandbox_rules,
+    .device_class = cuda_device_class,
+};

@@ -1,0 +1,204 @@
+// ksearch: backend=c entry=attention_prefill
+// ksearch: family=flash_blocked
+// ksearch: concepts=online_softmax,cache_blocking,simd_vectorization,fast_exp_poly,thread_parallel,omp_schedule
+// ksearch: param VEC in 16,8
+// ksearch: param BQ in 32,16,64,8
+// ksearch: param BKV in 64,32,128
+// ksearch: param SCHED in 2,0,1
+//
+// Template for tasks/attention_prefill, family flash_blocked (FlashAttention
+// on the CPU): one task per (batch, q head, block of BQ queries); key/value
+// blocks of BKV tokens are widened to float (K transposed, so the scores
+// S = Q K^T vectorize over keys; V padded to whole vectors, so O += P V
+// vectorizes over head_dim); an online softmax keeps, per query, the running
+// max m and sum l and rescales O by exp(m_old - m_new) when the max grows.
+// Causal: blocks past the last query are never read; a row whose keys are all
+// masked in a block skips it (no exp(-inf - -inf)). Float32 throughout.
+//   VEC    floats per SIMD vector (GCC vector extensions); BKV is a multiple
+//   BQ     queries per task (reuse of each widened K/V block)
+//   BKV    keys per block
+//   SCHED  OpenMP schedule over tasks: 0 static, 1 dynamic, 2 guided
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef VEC
+#define VEC 16
+#endif
+#ifndef BQ
+#define BQ 32
+#endif
+#ifndef BKV
+#define BKV 64
+#endif
+#ifndef SCHED
+#define SCHED 2
+#endif
+_Static_assert(BKV % VEC == 0, "BKV must be a multiple of VEC");
+
+#define KS_STR_(x) #x
+#define KS_PRAGMA(x) _Pragma(KS_STR_(x))
+#if SCHED == 0
+#define KS_KIND static
+#elif SCHED == 1
+#define KS_KIND dynamic
+#else
+#define KS_KIND guided
+#endif
+
+typedef float vf __attribute__((vector_size(VEC * 4)));
+typedef int32_t vi __attribute__((vector_size(VEC * 4)));
+
+static inline float bf(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static inline uint16_t to_bf(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return 0x7fc0;
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+static inline vf vload(const float *p) {
+  vf v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void vstore(float *p, vf v) { memcpy(p, &v, sizeof v); }
+
+// Cephes-style exp: x = n ln2 + r, |r| <= ln2/2, degree-6 polynomial, times
+// 2^n built in the exponent bits; 0 below -87.3 (also for -inf).
+static inline vf vexp(vf x) {
+  const vf lo = (vf){0} - 87.3f, hi = (vf){0} + 88.3f;
+  vi under = x < lo;
+  x = (vf)(((vi)x & ~(vi)(x > hi)) | ((vi)hi & (vi)(x > hi)));
+  x = (vf)(((vi)x & ~under) | ((vi)lo & under));
+  vf t = x * 1.44269504088896341f;
+  vi sign = (vi)t & (vi){0} + (int32_t)0x80000000;
+  vf half = (vf)(sign | (vi)((vf){0} + 0.5f));
+  vi n = __builtin_convertvector(t + half, vi);
+  vf nf = __builtin_convertvector(n, vf);
+  vf r = x - nf * 0.693359375f + nf * 2.12194440e-4f;
+  vf p = (vf){0} + 1.9875691500E-4f;
+  p = p * r + 1.3981999507E-3f;
+  p = p * r + 8.3334519073E-3f;
+  p = p * r + 4.1665795894E-2f;
+  p = p * r + 1.6666665459E-1f;
+  p = p * r + 5.0000001201E-1f;
+  p = p * r * r + r + 1.0f;
+  vi e = (n + 127) << 23;
+  return (vf)((vi)(p * (vf)e) & ~under);
+}
+
+void attention_prefill(const uint16_t *restrict q, const uint16_t *restrict k,
+                       const uint16_t *restrict v, uint16_t *restrict o,
+                       int64_t batch, int64_t heads_q, int64_t heads_kv,
+                       int64_t seqlen, int64_t head_dim) {
+  int64_t group = heads_q / heads_kv, D = head_dim;
+  int64_t Dp = (D + VEC - 1) / VEC * VEC; // padded head_dim
+  float scale = 1.0f / sqrtf((float)D);
+  int64_t nqb = (seqlen + BQ - 1) / BQ, ntask = batch * heads_q * nqb;
+  int par = ntask > 1 && seqlen * seqlen * D * heads_q * batch > (1 << 16);
+#pragma omp parallel if (par)
+  {
+    float *qs = calloc((size_t)(BQ * Dp), sizeof(float));
+    float *kt = calloc((size_t)(Dp * BKV), sizeof(float));
+    float *vb = calloc((size_t)(BKV * Dp), sizeof(float));
+    float *acc = calloc((size_t)(BQ * Dp), sizeof(float));
+    if (!qs || !kt || !vb || !acc)
+      abort(); // the judge reports the failed allocation
+    float s[BQ][BKV] __attribute__((aligned(64)));
+    float mrow[BQ], lrow[BQ];
+    KS_PRAGMA(omp for schedule(KS_KIND))
+    for (int64_t t = 0; t < ntask; t++) {
+      // last query blocks first: they cost the most (causal), so the guided
+      // and dynamic schedules balance better
+      int64_t qb = nqb - 1 - t % nqb, bh = t / nqb;
+      int64_t b = bh / heads_q, h = bh % heads_q, g = h / group;
+      const uint16_t *qh = q + (b * heads_q + h) * seqlen * D;
+      const uint16_t *kh = k + (b * heads_kv + g) * seqlen * D;
+      const uint16_t *vh = v + (b * heads_kv + g) * seqlen * D;
+      uint16_t *oh = o + (b * heads_q + h) * seqlen * D;
+      int64_t i0 = qb * BQ, nq = seqlen - i0 < BQ ? seqlen - i0 : BQ;
+      for (int64_t i = 0; i < nq; i++) {
+        for (int64_t x = 0; x < D; x++)
+          qs[i * Dp + x] = bf(qh[(i0 + i) * D + x]) * scale;
+        for (int64_t x = 0; x < Dp; x++)
+          acc[i * Dp + x] = 0;
+        mrow[i] = -INFINITY;
+        lrow[i] = 0;
+      }
+      int64_t jend = i0 + nq; // keys 0 .. last query of the block
+      for (int64_t j0 = 0; j0 < jend; j0 += BKV) {
+        int64_t nk = jend - j0 < BKV ? jend - j0 : BKV;
+        // only the nk keys: scores past them are masked, their V rows never
+        // read; the padding lanes stay the zeros calloc gave them
+        for (int64_t j = 0; j < nk; j++)
+          for (int64_t x = 0; x < D; x++) {
+            kt[x * BKV + j] = bf(kh[(j0 + j) * D + x]);
+            vb[j * Dp + x] = bf(vh[(j0 + j) * D + x]);
+          }
+        for (int64_t i = 0; i < nq; i++) {
+          int64_t qi = i0 + i;
+          if (qi < j0)
+            continue; // every key of this block is in this query's future
+          vf sv[BKV / VEC];
+          for (int c = 0; c < BKV / VEC; c++)
+            sv[c] = (vf){0};
+          for (int64_t x = 0; x < D; x++) {
+            vf qx = (vf){0} + qs[i * Dp + x];
+            for (int c = 0; c < BKV / VEC; c++)
+              sv[c] += qx * vload(kt + x * BKV + c * VEC);
+          }
+          float bmax = -INFINITY;
+          for (int c = 0; c < BKV / VEC; c++) {
+            vstore(s[i] + c * VEC, sv[c]);
+          }
+          int64_t lim = qi - j0 + 1 < nk ? qi - j0 + 1 : nk; // visible keys
+          for (int64_t j = 0; j < BKV; j++) {
+            if (j >= lim)
+              s[i][j] = -INFINITY;
+            else if (s[i][j] > bmax)
+              bmax = s[i][j];
+          }
+          float mnew = bmax > mrow[i] ? bmax : mrow[i];
+          float alpha = expf(mrow[i] - mnew); // 0 on the first block
+          vf mv = (vf){0} + mnew, lsum = (vf){0};
+          for (int c = 0; c < BKV / VEC; c++) {
+            vf p = vexp(vload(s[i] + c * VEC) - mv);
+            lsum += p;
+            vstore(s[i] + c * VEC, p);
+          }
+          float l = 0;
+          for (int e = 0; e < VEC; e++)
+            l += lsum[e];
+          lrow[i] = lrow[i] * alpha + l;
+          mrow[i] = mnew;
+          float *ai = acc + i * Dp;
+          for (int64_t x = 0; x < Dp; x += VEC)
+            vstore(ai + x, vload(ai + x) * alpha);
+          for (int64_t j = 0; j < lim; j++) {
+            vf pj = (vf){0} + s[i][j];
+            const float *vj = vb + j * Dp;
+            for (int64_t x = 0; x < Dp; x += VEC)
+              vstore(ai + x, vload(ai + x) + pj * vload(vj + x));
+          }
+        }
+      }
+      for (int64_t i = 0; i < nq; i++) {
+        float inv = 1.0f / lrow[i];
+        for (int64_t x = 0; x < D; x++)
+          oh[(i0 + i) * D + x] = to_bf(acc[i * Dp + x] * inv);
+      }
+    }
+    free(qs);
+    free(kt);
+    free(vb);
+    free(acc);
+  }
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The CUDA backend end to end (DESIGN.md: Backend interface, cuda). Without a
+# GPU: `ksearch eval --backend cuda` exits 3 saying "no CUDA driver/GPU", and
+# the rest is skipped with that reason (CI compiles the kernels in the unit
+# test cuda_backend instead). On a GPU: the device baseline of every task is
+# correct and timed with a roofline fraction, every CUDA template is correct
+# at its default parameters, the adversarial CUDA kernels
+# (tests/adversarial/cuda) end as they must, host code never runs, and the
+# roofline reports the device ceilings.
+set -u
+here=$(cd "$(dirname "$0")/../.." && pwd)
+ks=${KSEARCH:-$here/build/ksearch}
+pass=0 fail=0
+check() { # name, "yes" or not, detail when failing
+  if [[ $2 == yes ]]; then echo "ok   $1"; pass=$((pass + 1)); else echo "FAIL $1: $3"; fail=$((fail + 1)); fi
+}
+field() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" <<<"$2" 2>/dev/null; }
+
+out=$("$ks" eval softmax "$here/tasks/softmax/baseline/cuda.cu" --backend cuda --json -q --seeds 1 --no-timing 2>&1); rc=$?
+if [[ $rc == 3 ]]; then
+  check "no GPU: eval --backend cuda exits 3 saying so" "$([[ $out == *"no CUDA driver/GPU"* ]] && echo yes)" "$out"
+  echo "skip: the rest needs a GPU: $out"
+  echo "cuda: $pass passed, $fail failed"
+  [[ $fail -eq 0 ]]
+  exit
+fi
+
+roof=$("$ks" roofline --backend cuda --json 2>/dev/null)
+check "roofline --backend cuda: copy, L2, fp32 and bf16 tensor peaks" "$(field '"yes" if d["copy_gbps"] > 0 and d["l2_gbps"] > 0 and d["peak_gflops"] > 0 and d["tc_bf16_gflops"] > 0 and d["sm_clock_mhz"] > 0 else "no"' "$roof")" "$roof"
+
+for t in softmax rmsnorm layernorm softmax_bf16 rmsnorm_bf16 layernorm_bf16 selective_scan; do
+  out=$("$ks" eval "$t" "$here/tasks/$t/baseline/cuda.cu" --backend cuda --json -q --seeds 1 --min-time 0.02 --min-reps 3); rc=$?
+  ok=$(field '"yes" if d["status"]=="ok" and all(w["correct"] and w["roofline_fraction"] > 0 and w["device_time_ns_min"] > 0 for w in d["workloads"]) else "no"' "$out")
+  check "$t: the device baseline passes, timed, with a roofline fraction" "$([[ $rc == 0 ]] && echo "$ok")" "exit $rc: $out"
+  for k in "$here"/tasks/$t/templates/cuda/*.cu; do
+    out=$("$ks" eval "$t" "$k" --backend cuda --json -q --seeds 1 --no-timing); rc=$?
+    check "$t: template $(basename "$k") is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
+  done
+done
+
+rm -f /tmp/ksearch_adv_cuda_system
+for f in "$here"/tests/adversarial/cuda/*.cu; do
+  hdr=$(grep -m1 '^// adversarial:' "$f")
+  task=$(sed -n 's/.*task=\([^ ]*\).*/\1/p' <<<"$hdr")
+  expect=$(sed -n 's/.*expect=\([^ ]*\).*/\1/p' <<<"$hdr")
+  reason=$(sed -n 's/.*reason=\(.*\)$/\1/p' <<<"$hdr")
+  out=$("$ks" eval "$task" "$f" --backend cuda --json --no-timing --seeds 1 --timeout 20 --no-spec-check -q 2>&1)
+  status=$(field 'd["status"]' "$out")
+  error=$(field 'd["error"].lower()' "$out")
+  check "cuda/$(basename "$f"): $expect" "$([[ $status == "$expect" && $error == *"$reason"* ]] && echo yes)" "status '$status', error '$error': $out"
+done
+check "host code never ran (no /tmp/ksearch_adv_cuda_system)" "$([[ ! -e /tmp/ksearch_adv_cuda_system ]] && echo yes)" "the marker exists"
+
+echo "cuda: $pass passed, $fail failed"
+[[ $fail -eq 0 ]]
