@@ -102,6 +102,13 @@ const char ks_store_schema_sql[] =
     ") STRICT;\n";
 
 /* Version 1 -> 2: the job id of distributed evaluations. */
+/* Turns an empty current-schema database into the version-1 form, so that
+ * an unmigrated file can be checked against it (store.c check_schema): the
+ * inverse of ks_store_migrate_v2_sql. */
+const char ks_store_schema_v1_sql[] =
+    "DROP INDEX evaluations_job;\n"
+    "ALTER TABLE evaluations DROP COLUMN job_id;\n";
+
 const char ks_store_migrate_v2_sql[] =
     "ALTER TABLE evaluations ADD COLUMN job_id TEXT;\n"
     "CREATE UNIQUE INDEX evaluations_job ON evaluations(job_id);\n"
