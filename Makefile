@@ -34,11 +34,11 @@ all: $(BUILD)/ksearch $(BUILD)/ksearch-runner
 
 $(BUILD)/obj/%_native.o: %_native.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -O3 -march=native -fopenmp -fno-sanitize=all -MMD -c $< -o $@
+	$(CC) $(CFLAGS_COMMON) -O3 -march=native -fopenmp -fno-sanitize=all -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $(OPT) $(SAN) -MMD -c $< -o $@
+	$(CC) $(CFLAGS_COMMON) $(OPT) $(SAN) -MMD -MP -c $< -o $@
 
 $(BUILD)/libksearch.a: $(LIB_OBJ)
 	@rm -f $@
@@ -102,11 +102,11 @@ FUZZ_BINS    := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
 
 $(FUZZ_DIR)/obj/%_native.o: %_native.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -O3 -march=native -fopenmp -fno-sanitize=all -MMD -c $< -o $@
+	$(CC) $(CFLAGS_COMMON) -O3 -march=native -fopenmp -fno-sanitize=all -MMD -MP -c $< -o $@
 
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 
 $(FUZZ_DIR)/libksearch.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@

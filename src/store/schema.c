@@ -64,9 +64,11 @@ const char ks_store_schema_sql[] =
     "  result_json TEXT CHECK (result_json IS NULL OR "
     "json_valid(result_json)),\n"
     "  started REAL NOT NULL,\n"
-    "  finished REAL\n"
+    "  finished REAL,\n"
+    "  job_id TEXT\n"
     ") STRICT;\n"
     "CREATE INDEX evaluations_candidate ON evaluations(candidate_id);\n"
+    "CREATE UNIQUE INDEX evaluations_job ON evaluations(job_id);\n"
     "CREATE INDEX evaluations_status ON evaluations(status);\n"
     "CREATE TABLE measurements (\n"
     "  id INTEGER PRIMARY KEY,\n"
@@ -99,10 +101,14 @@ const char ks_store_schema_sql[] =
     "  json TEXT NOT NULL CHECK (json_valid(json))\n"
     ") STRICT;\n";
 
-/* Version 1 -> 2: the job id of distributed evaluations. A new store is
- * made as version 1 and then migrated, so every version-2 file holds the
- * same schema text (SQLite keeps ALTER TABLE's result verbatim), which the
- * damage check compares with. */
+/* Version 1 -> 2: the job id of distributed evaluations. */
+/* Turns an empty current-schema database into the version-1 form, so that
+ * an unmigrated file can be checked against it (store.c check_schema): the
+ * inverse of ks_store_migrate_v2_sql. */
+const char ks_store_schema_v1_sql[] =
+    "DROP INDEX evaluations_job;\n"
+    "ALTER TABLE evaluations DROP COLUMN job_id;\n";
+
 const char ks_store_migrate_v2_sql[] =
     "ALTER TABLE evaluations ADD COLUMN job_id TEXT;\n"
     "CREATE UNIQUE INDEX evaluations_job ON evaluations(job_id);\n"

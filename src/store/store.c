@@ -439,16 +439,23 @@ static ks_code check_header(ks_store *s, bool create, bool *fresh,
   return KS_OK;
 }
 
-/* Every table, index and column this ksearch writes, compared with the
- * schema text an empty database gets (SQLite keeps CREATE statements
- * verbatim), then the foreign keys: a dropped or altered table, or a row
- * naming a candidate that is not there, is refused before anything is
- * written, instead of surfacing later as raw SQLite text or silently missing
- * counts. Reads only. */
+/* Every table (its columns: name, type, not null, key) and index this
+ * ksearch writes, compared with those of an empty database of the file's
+ * schema version (the current schema, less what later migrations add:
+ * ks_store_schema_v1_sql), then the foreign keys: a dropped or altered
+ * table, or a row naming a candidate that is not there, is refused before
+ * anything is written, instead of surfacing later as raw SQLite text or
+ * silently missing counts. Columns, not CREATE text: a migrated table's
+ * text (ALTER TABLE ADD COLUMN) differs from a fresh one's. Reads only. */
 static ks_code check_schema(ks_store *s, bool v1, ks_err *err) {
-  static const char q[] = "SELECT type || ' ' || name || ': ' || "
-                          "coalesce(sql, '') FROM sqlite_schema WHERE name "
-                          "NOT LIKE 'sqlite_%' ORDER BY type, name";
+  static const char q[] =
+      "SELECT 'table ' || m.name || ': ' || (SELECT group_concat(d, ', ') FROM "
+      "(SELECT p.name || ' ' || p.type || CASE WHEN p.\"notnull\" THEN ' not "
+      "null' ELSE '' END || CASE WHEN p.pk THEN ' key' ELSE '' END AS d FROM "
+      "pragma_table_info(m.name) p ORDER BY p.name)) FROM sqlite_schema m "
+      "WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' UNION ALL SELECT "
+      "'index ' || name || ' on ' || tbl_name FROM sqlite_schema WHERE type = "
+      "'index' AND name NOT LIKE 'sqlite_%' ORDER BY 1";
   sqlite3 *mem = NULL;
   sqlite3_stmt *want = NULL, *have = NULL;
   char what[512] = "";
@@ -456,8 +463,8 @@ static ks_code check_schema(ks_store *s, bool v1, ks_err *err) {
   if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, NULL) !=
           SQLITE_OK ||
       sqlite3_exec(mem, ks_store_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
-      (!v1 && sqlite3_exec(mem, ks_store_migrate_v2_sql, NULL, NULL, NULL) !=
-                  SQLITE_OK) ||
+      (v1 && sqlite3_exec(mem, ks_store_schema_v1_sql, NULL, NULL, NULL) !=
+                 SQLITE_OK) ||
       sqlite3_prepare_v2(mem, q, -1, &want, NULL) != SQLITE_OK) {
     c = ks_err_set(err, KS_ERR_INTERNAL, "store: cannot build the schema: %s",
                    mem ? sqlite3_errmsg(mem) : "out of memory");
@@ -486,10 +493,12 @@ static ks_code check_schema(ks_store *s, bool v1, ks_err *err) {
     const char *about = w && (!h || strcmp(w, h) < 0) ? w : h;
     const char *colon = strchr(about, ':');
     int len = colon ? (int)(colon - about) : (int)strlen(about);
+    bool same = w && h && !strncmp(w, h, (size_t)len) &&
+                (w[len] == ':' || !w[len]) && (h[len] == ':' || !h[len]);
     snprintf(what, sizeof what, "%s %.*s",
-             about == w ? (h && !strncmp(w, h, (size_t)len + 1) ? "changed"
-                                                                : "missing")
-                        : "unexpected",
+             same         ? "changed"
+             : about == w ? "missing"
+                          : "unexpected",
              len > 200 ? 200 : len, about);
     break;
   }
@@ -538,7 +547,6 @@ static ks_code create_schema(ks_store *s, ks_err *err) {
   ks_code c;
   if ((c = exec_sql(s, "BEGIN IMMEDIATE", "creating the tables", err)) ||
       (c = exec_sql(s, ks_store_schema_sql, "creating the tables", err)) ||
-      (c = exec_sql(s, ks_store_migrate_v2_sql, "creating the tables", err)) ||
       (c = exec_sql(s, pragmas, "creating the tables", err)))
     return c;
   return KS_OK;

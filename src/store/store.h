@@ -34,6 +34,9 @@
 extern const char ks_store_schema_sql[];
 /* Brings a version 1 database to version 2 (inside one transaction). */
 extern const char ks_store_migrate_v2_sql[];
+/* Its inverse on an empty database: the version-1 form the schema check of
+ * an unmigrated file compares with. */
+extern const char ks_store_schema_v1_sql[];
 
 typedef struct ks_store ks_store;
 

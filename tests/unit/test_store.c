@@ -824,3 +824,33 @@ Test(store, dangling_candidate_id_is_refused) {
                  "candidate_id = 999",
                  "evaluations");
 }
+
+/* A version-1 file is checked against the version-1 form, and once migrated
+ * (ALTER TABLE rewrites the stored CREATE text) it still passes the check on
+ * every later open: the check compares columns, not text. */
+Test(store, migrated_version_1_database_reopens) {
+  fixture f;
+  fx_init(&f);
+  ks_store *s = open_ok(f.db, true);
+  add_eval(s, add_cand(s, "h1", "{}", "void k(void) {}"), "ok", true, 2.0);
+  cr_assert_eq(sqlite3_exec(ks_store_handle(s),
+                            "DROP INDEX evaluations_job; ALTER TABLE "
+                            "evaluations DROP COLUMN job_id; PRAGMA "
+                            "user_version = 1;",
+                            NULL, NULL, NULL),
+               SQLITE_OK, "%s", sqlite3_errmsg(ks_store_handle(s)));
+  ks_store_close(s);
+  ks_err err = {0};
+  cr_assert_eq(ks_store_open_readonly(f.db, &s, &err), KS_OK, "v1: %s",
+               err.msg);
+  ks_store_close(s);
+  s = open_ok(f.db, false); /* migrates */
+  cr_assert_eq(query_int(ks_store_handle(s), "PRAGMA user_version"),
+               KS_STORE_SCHEMA_VERSION);
+  ks_store_close(s);
+  s = open_ok(f.db, false); /* the migrated text passes too */
+  ks_store_close(s);
+  cr_assert_eq(ks_store_open_readonly(f.db, &s, &err), KS_OK, "%s", err.msg);
+  ks_store_close(s);
+  fx_done(&f);
+}
