@@ -3,3 +3,14 @@ build-check/obj/src/cli/eval.o: src/cli/eval.c src/eval/eval.h \
  src/util/util.h src/backend/roofline.h src/eval/judge.h \
  src/eval/exec_client.h src/eval/exec_proto.h src/eval/timing.h \
  src/cli/cli.h
+src/eval/eval.h:
+src/backend/backend.h:
+src/eval/candidate.h:
+include/ksearch.h:
+src/util/util.h:
+src/backend/roofline.h:
+src/eval/judge.h:
+src/eval/exec_client.h:
+src/eval/exec_proto.h:
+src/eval/timing.h:
+src/cli/cli.h:
