@@ -295,7 +295,7 @@ ks_code ks_dist_result_decode(const char *text, int n_workloads,
   ks_eval_result *res = &out->res;
   const char *st = json_string_value(json_object_get(r, "status"));
   bool known = false;
-  for (int s = KS_EVAL_OK; !rc && st && s <= KS_EVAL_OOM; s++)
+  for (int s = KS_EVAL_OK; !rc && st && s <= KS_EVAL_IMPLAUSIBLE; s++)
     if (!strcmp(st, ks_eval_status_name((ks_eval_status)s))) {
       res->status = (ks_eval_status)s;
       known = true;
@@ -304,10 +304,19 @@ ks_code ks_dist_result_decode(const char *text, int n_workloads,
     rc = ks_err_set(err, KS_ERR_INPUT, "result: result.status \"%s\" unknown",
                     st ? st : "(none)");
   size_t nw = json_array_size(wls);
-  if (!rc && nw != 0 && nw != (size_t)n_workloads)
+  /* a result lists the workloads of its device class, each with its index
+   * in the task (older results: all of them, in order) */
+  if (!rc && nw > (size_t)n_workloads)
     rc = ks_err_set(err, KS_ERR_INPUT,
                     "result: %zu workloads where the task has %d", nw,
                     n_workloads);
+  for (size_t i = 0; !rc && i < nw; i++) {
+    json_t *ix = json_object_get(json_array_get(wls, i), "index");
+    if (ix && (!json_is_integer(ix) || json_integer_value(ix) < 0 ||
+               json_integer_value(ix) >= n_workloads))
+      rc = ks_err_set(err, KS_ERR_INPUT,
+                      "result: workloads[%zu].index out of range", i);
+  }
   if (rc) {
     json_decref(o);
     return rc;
@@ -316,11 +325,15 @@ ks_code ks_dist_result_decode(const char *text, int n_workloads,
   res->score = dnum(r, "score");
   if (!isfinite(res->score))
     res->score = 0;
-  res->n_workloads = (int)nw;
+  res->n_workloads = nw ? n_workloads : 0;
+  for (int i = 0; i < res->n_workloads; i++)
+    res->wl[i].index = i;
   for (size_t i = 0; i < nw; i++) {
     const json_t *w = json_array_get(wls, i);
-    ks_wl_result *x = &res->wl[i];
-    x->index = (int)i;
+    json_t *ix = json_object_get(w, "index");
+    int at = ix ? (int)json_integer_value(ix) : (int)i;
+    ks_wl_result *x = &res->wl[at];
+    x->index = at;
     x->correct = json_is_true(json_object_get(w, "correct"));
     x->ran = json_is_number(json_object_get(w, "time_ns_median")) || x->correct;
     x->max_abs_err = dnum(w, "max_abs_err");

@@ -191,8 +191,25 @@ Test(dist, result_with_wrong_workloads_or_status_is_refused) {
   ks_err err;
   const char *two = "{\"job_id\":\"a\",\"candidate_hash\":\"b\",\"build\":{},"
                     "\"result\":{\"status\":\"ok\",\"workloads\":[{},{}]}}";
-  cr_assert_eq(ks_dist_result_decode(two, 3, &r, &err), KS_ERR_INPUT);
+  /* more workloads than the task has; an index outside it */
+  cr_assert_eq(ks_dist_result_decode(two, 1, &r, &err), KS_ERR_INPUT);
   cr_assert(strstr(err.msg, "2 workloads"), "%s", err.msg);
+  ks_dist_result_free(&r);
+  const char *far =
+      "{\"job_id\":\"a\",\"candidate_hash\":\"b\",\"build\":{},"
+      "\"result\":{\"status\":\"ok\",\"workloads\":[{\"index\":3}]}}";
+  cr_assert_eq(ks_dist_result_decode(far, 3, &r, &err), KS_ERR_INPUT);
+  cr_assert(strstr(err.msg, "index"), "%s", err.msg);
+  ks_dist_result_free(&r);
+  /* the workloads of one device class, placed by their index */
+  const char *some =
+      "{\"job_id\":\"a\",\"candidate_hash\":\"b\",\"build\":{},"
+      "\"result\":{\"status\":\"ok\",\"workloads\":[{\"index\":2,"
+      "\"correct\":true}]}}";
+  cr_assert_eq(ks_dist_result_decode(some, 3, &r, &err), KS_OK, "%s", err.msg);
+  cr_assert_eq(r.res.n_workloads, 3);
+  cr_assert(r.res.wl[2].correct);
+  cr_assert_not(r.res.wl[0].correct);
   ks_dist_result_free(&r);
   const char *st = "{\"job_id\":\"a\",\"candidate_hash\":\"b\",\"build\":{},"
                    "\"result\":{\"status\":\"great\",\"workloads\":[]}}";
