@@ -23,7 +23,14 @@ for task in ${TASKS:-softmax rmsnorm layernorm selective_scan}; do
   rows+=("$(printf '%s\n' "${vals[@]}" | python3 -c '
 import json, sys
 task = sys.argv[1]
-runs = [json.loads(l) for l in sys.stdin if l.strip()]
+text, runs, dec, i = sys.stdin.read(), [], json.JSONDecoder(), 0
+while True:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    if i >= len(text):
+        break
+    obj, i = dec.raw_decode(text, i)
+    runs.append(obj)
 def size(w): 
     p = 1
     for v in w["axes"].values(): p *= v
