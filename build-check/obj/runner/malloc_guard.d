@@ -1,2 +1,0 @@
-build-check/obj/runner/malloc_guard.o: runner/malloc_guard.c \
- src/eval/exec_proto.h include/ksearch.h src/util/util.h

@@ -1,1 +1,0 @@
-build-check/obj/runner/openmp_native.o: runner/openmp_native.c

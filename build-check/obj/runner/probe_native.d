@@ -1,1 +1,0 @@
-build-check/obj/runner/probe_native.o: runner/probe_native.c

@@ -1,1 +1,0 @@
-build-check/obj/src/cli/pending.o: src/cli/pending.c src/cli/cli.h

@@ -1,2 +1,0 @@
-build-check/obj/src/eval/timing.o: src/eval/timing.c src/eval/timing.h
-src/eval/timing.h:

@@ -1,4 +1,0 @@
-build-check/obj/src/spec/translate_opencl.o: src/spec/translate_opencl.c \
- src/spec/translate_internal.h src/spec/translate.h \
- src/spec/cuda_analyze.h src/spec/cuda_model.h src/spec/lexer.h \
- include/ksearch.h src/spec/spec.h src/util/util.h

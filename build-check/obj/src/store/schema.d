@@ -1,4 +1,0 @@
-build-check/obj/src/store/schema.o: src/store/schema.c src/store/store.h \
- include/ksearch.h
-src/store/store.h:
-include/ksearch.h:

@@ -1,1 +1,0 @@
-build-check/obj/src/task/dtype.o: src/task/dtype.c include/ksearch.h

@@ -1,2 +1,0 @@
-build-check/obj/src/util/clock.o: src/util/clock.c src/util/util.h \
- include/ksearch.h

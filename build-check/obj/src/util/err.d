@@ -1,1 +1,0 @@
-build-check/obj/src/util/err.o: src/util/err.c include/ksearch.h

@@ -1,2 +1,0 @@
-build-check/obj/src/util/rng.o: src/util/rng.c src/util/util.h \
- include/ksearch.h

@@ -1,2 +1,0 @@
-build-check/obj/src/util/str.o: src/util/str.c src/util/util.h \
- include/ksearch.h

@@ -1,5 +1,0 @@
-build-check/obj/tests/unit/test_dist.o: tests/unit/test_dist.c \
- src/dist/broker.h include/ksearch.h src/dist/job.h src/eval/eval.h \
- src/backend/backend.h src/eval/candidate.h src/util/util.h \
- src/backend/roofline.h src/eval/judge.h src/eval/exec_client.h \
- src/eval/exec_proto.h src/eval/timing.h

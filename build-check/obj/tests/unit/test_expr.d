@@ -1,2 +1,0 @@
-build-check/obj/tests/unit/test_expr.o: tests/unit/test_expr.c \
- src/task/expr.h include/ksearch.h

@@ -1,2 +1,0 @@
-build-check/obj/tests/unit/test_inputs.o: tests/unit/test_inputs.c \
- src/task/inputs.h include/ksearch.h
