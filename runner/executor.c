@@ -26,6 +26,8 @@
 void ks_runner_openmp_start(int threads);
 void ks_runner_flush(volatile unsigned char *buf, size_t n, int pass);
 void ks_runner_evict(unsigned char *const *p, const size_t *bytes, int n);
+void ks_runner_warm(unsigned char *const *p, const size_t *bytes,
+                    const int *writable, int n);
 void ks_probe_move(const unsigned char *const *in, const size_t *in_bytes,
                    int n_in, unsigned char *const *out, const size_t *out_bytes,
                    int n_out, int nontemporal);
@@ -222,6 +224,28 @@ static void evict(ex *x) {
   }
 }
 
+/* Host backends without eviction: the workload's bytes into the caches of
+ * the threads, as the old in-process harness's repeated calls left them
+ * (the judge wrote the inputs and the poison from its own core). */
+static void warm(ex *x) {
+  const ex_wl *w = &x->wl[x->cur];
+  unsigned char *p[2 * KS_MAX_TENSORS];
+  size_t b[2 * KS_MAX_TENSORS];
+  int wr[2 * KS_MAX_TENSORS];
+  int n = 0;
+  for (int i = 0; i < x->task.n_inputs; i++) {
+    p[n] = x->in_map + w->in_off[i];
+    wr[n] = 0;
+    b[n++] = w->in_bytes[i];
+  }
+  for (int i = 0; i < x->task.n_outputs; i++) {
+    p[n] = x->out_map + w->out_off[i];
+    wr[n] = 1;
+    b[n++] = w->out_bytes[i];
+  }
+  ks_runner_warm(p, b, wr, n);
+}
+
 /* Device backends: the inputs and the judge's poisoned outputs go up. */
 static const char *dev_prep(ex *x, int wl) {
   if (wl != x->cur) {
@@ -379,6 +403,8 @@ static int serve(ex *x) {
       }
       if (json_is_true(json_object_get(c, "evict")))
         evict(x);
+      else if (!x->device)
+        warm(x);
       say("{\"ev\":\"prepped\",\"id\":%lld}", (long long)id);
     } else if (!strcmp(cmd, "call") && x->cur >= 0 && x->loaded) {
       void *bufs[2 * KS_MAX_TENSORS];

@@ -64,6 +64,10 @@ typedef struct ks_wl_result {
    * task's device baseline (tasks/<t>/baseline/<backend>.*), 0 if none */
   double device_ns_median, device_ns_min;
   double baseline_ns_min, baseline_speedup;
+  /* the anchor (reference on host backends, device baseline on devices)
+   * timed beside this candidate: calls made, and on devices its fastest */
+  int anchor_reps;
+  double baseline_beside_ns;
   char reason[600];
 } ks_wl_result;
 

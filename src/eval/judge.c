@@ -72,16 +72,20 @@ static ks_code shm_new(shm *s, const char *name, size_t size, bool seal_writes,
                        ks_err *err) {
   s->size = size;
   s->fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  s->map = NULL;
   if (s->fd < 0)
     return ks_err_set(err, KS_ERR_ENV, "memfd_create: %s", strerror(errno));
   if (ftruncate(s->fd, (off_t)size) != 0) {
     close(s->fd);
+    s->fd = -1;
     return ks_err_set(err, KS_ERR_ENV, "memfd of %zu bytes: %s", size,
                       strerror(errno));
   }
   s->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
   if (s->map == MAP_FAILED) {
     close(s->fd);
+    s->fd = -1;
+    s->map = NULL;
     return ks_err_set(err, KS_ERR_ENV, "mmap of %zu bytes: %s", size,
                       strerror(errno));
   }
@@ -91,6 +95,8 @@ static ks_code shm_new(shm *s, const char *name, size_t size, bool seal_writes,
   if (fcntl(s->fd, F_ADD_SEALS, seals) != 0) {
     munmap(s->map, size);
     close(s->fd);
+    s->fd = -1;
+    s->map = NULL;
     return ks_err_set(err, KS_ERR_ENV, "memfd seals: %s", strerror(errno));
   }
   return KS_OK;
@@ -252,9 +258,9 @@ static bool write_ref(const char *path, const void *buf, size_t n) {
 typedef struct judge_ctx {
   const ks_judge_plan *p;
   ks_judge_out *o;
-  shm in, out, pout;
-  ks_exec probe;
-  bool have_probe, device;
+  shm in, out, pout, aout;
+  ks_exec probe, anchor;
+  bool have_probe, device, have_anchor, anchor_device;
   void *ref; /* one reference output at a time */
   size_t ref_cap;
 } judge_ctx;
@@ -418,6 +424,29 @@ static bool probe_once(judge_ctx *c, int wi, int k, int64_t *ns) {
   return true;
 }
 
+/* One anchor call on the inputs the candidate just had. false: the anchor
+ * is dropped for the rest (the evaluator's own times stand in). */
+static bool anchor_once(judge_ctx *c, int wi, int64_t *ns) {
+  ks_exec_event ev;
+  char cmd[96];
+  snprintf(cmd, sizeof cmd, "\"cmd\":\"prep\",\"wl\":%d,\"evict\":%s", wi,
+           c->p->evict ? "true" : "false");
+  bool ok = ks_exec_ask(&c->anchor, cmd, KS_EV_PREPPED, &ev, NULL) &&
+            ks_exec_ask(&c->anchor, "\"cmd\":\"call\"", KS_EV_RET, &ev, NULL);
+  if (ok) {
+    *ns = c->anchor_device && ev.dev_ns > 0 ? ev.dev_ns : ev.ns;
+    if (c->anchor_device)
+      ok = ks_exec_ask(&c->anchor, "\"cmd\":\"collect\"", KS_EV_COLLECTED, &ev,
+                       NULL) &&
+           !ev.text[0];
+  }
+  if (!ok) {
+    ks_exec_free(&c->anchor);
+    c->have_anchor = false;
+  }
+  return ok;
+}
+
 static void shuffle(int *a, int n) {
   uint64_t seed = 0;
   if (getrandom(&seed, sizeof seed, 0) != sizeof seed)
@@ -484,12 +513,34 @@ static bool run_workload(judge_ctx *c, int wi) {
     }
   }
   int nsets = p->n_sets[wi];
+  /* a reference that only has to fill the cache: each set is a seed */
+  for (int k = 0; ok && p->reference && p->outputs_only && k < nsets; k++) {
+    uint64_t seed = p->set_seed0 + (uint64_t)k;
+    bool have = true;
+    for (int i = 0; i < t->n_outputs && have; i++) {
+      char path[PATH_MAX];
+      ks_judge_ref_file(p->ref_dir, t, w, seed, t->outputs[i].name, path,
+                        sizeof path);
+      have = ks_file_exists(path);
+    }
+    if (have)
+      continue;
+    fill_inputs(c, w, &l, seed);
+    if (!one_call(c, wi, false, &claimed, &window, &dev_ns, why, sizeof why,
+                  &failed))
+      return false;
+    ok = !failed && judge_outputs(c, w, &l, seed, r, why, sizeof why, &gone);
+    if (gone)
+      return false;
+  }
+  if (p->reference && p->outputs_only)
+    nsets = 0;
   if (ok && nsets > 0) {
     int order[KS_MAX_SETS];
     shuffle(order, nsets);
-    double cl[KS_MAX_SETS], dv[KS_MAX_SETS], pr[KS_MAX_SETS];
+    double cl[KS_MAX_SETS], dv[KS_MAX_SETS], pr[KS_MAX_SETS], an[KS_MAX_SETS];
     double wmin = 0;
-    int nd = 0, np = 0;
+    int nd = 0, np = 0, na = 0;
     for (int k = 0; ok && k < nsets; k++) {
       uint64_t seed = p->set_seed0 + (uint64_t)order[k];
       fill_inputs(c, w, &l, seed);
@@ -516,6 +567,15 @@ static bool run_workload(judge_ctx *c, int wi) {
       int64_t pns;
       if (c->have_probe && probe_once(c, wi, k, &pns))
         pr[np++] = (double)pns;
+      int64_t ans;
+      if (c->have_anchor && k < p->anchor_sets[wi] && anchor_once(c, wi, &ans))
+        an[na++] = (double)ans;
+    }
+    if (na > 0) {
+      qsort(an, (size_t)na, sizeof *an, cmp_d);
+      r->anchor_reps = na;
+      r->anchor_ns_min = an[0];
+      r->anchor_ns_median = an[na / 2];
     }
     if (ok) {
       r->claimed = ks_time_summarize(cl, nsets);
@@ -567,7 +627,8 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
   o->x.sigsys_nr = -1;
   const ks_task *t = p->task;
   judge_ctx c = {.p = p, .o = o};
-  c.in.fd = c.out.fd = c.pout.fd = -1;
+  c.in.fd = c.out.fd = c.pout.fd = c.aout.fd = -1;
+  c.probe.pid = c.anchor.pid = -1;
   size_t in_size = 4096, out_size = 4096;
   for (int wi = 0; wi < t->n_workloads; wi++) {
     if (p->skip[wi])
@@ -626,6 +687,24 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
         c.probe.ready)
       c.have_probe = true;
   }
+  if (p->anchor_artifact && p->anchor_artifact[0]) {
+    ks_judge_plan ap = *p;
+    ap.artifact = p->anchor_artifact;
+    const ks_backend_i *abe = ks_backend_get(p->anchor_backend);
+    c.anchor_device = abe && abe->dev_alloc != NULL;
+    bool ref = !strcmp(p->anchor_backend, "c");
+    ks_err aerr;
+    ks_exec_event ev;
+    if (abe &&
+        shm_new(&c.aout, "ksearch-anchor", out_size, false, &aerr) == KS_OK &&
+        start(&c.anchor,
+              job_json(&ap, ref ? "reference" : "candidate", p->anchor_backend,
+                       landlock, !c.anchor_device, in_size, out_size),
+              &c.in, &c.aout, p->threads, p->timeout_s, &aerr) == KS_OK &&
+        c.anchor.ready &&
+        ks_exec_ask(&c.anchor, "\"cmd\":\"load\"", KS_EV_LOADED, &ev, NULL))
+      c.have_anchor = true;
+  }
   for (int wi = 0; wi < t->n_workloads; wi++)
     if (!p->skip[wi] && !run_workload(&c, wi))
       goto done;
@@ -634,6 +713,10 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
 done:
   if (c.have_probe || c.probe.pid > 0)
     ks_exec_free(&c.probe);
+  if (c.have_anchor || c.anchor.pid > 0)
+    ks_exec_free(&c.anchor);
+  if (c.aout.fd >= 0)
+    shm_free(&c.aout);
   ks_exec_stop(&o->x);
   free(c.ref);
   shm_free(&c.in);

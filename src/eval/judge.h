@@ -37,6 +37,7 @@ typedef struct ks_judge_plan {
   const char *backend;  /* what runs the artifact (reference: "c") */
   const char *artifact; /* built artifact path */
   bool reference;       /* compute and store reference outputs + timing */
+  bool outputs_only;    /* reference: stored sets are skipped, none timed */
   int threads;
   int n_seeds;
   uint64_t seeds[KS_MAX_SEEDS];
@@ -50,6 +51,12 @@ typedef struct ks_judge_plan {
   int64_t mem_limit_bytes;
   double cpu_limit_s;
   ks_input_cache *inputs; /* may be NULL */
+  /* the anchor: the reference (or device baseline) timed in its own
+   * executor beside the candidate, on the same inputs, in the same minute
+   * (DESIGN.md: Ratios in one sitting). NULL: none. */
+  const char *anchor_artifact;
+  const char *anchor_backend;
+  int anchor_sets[KS_MAX_WORKLOADS]; /* timed sets that also time it */
 } ks_judge_plan;
 
 typedef struct ks_judge_wl {
@@ -65,6 +72,8 @@ typedef struct ks_judge_wl {
   double probe_ns_min; /* fastest ceiling probe, 0 if none */
   double probe_ns_median;
   double probe_bytes; /* what one probe moved */
+  int anchor_reps;    /* anchor calls beside the timed sets, 0 if none */
+  double anchor_ns_min, anchor_ns_median; /* device time on devices */
 } ks_judge_wl;
 
 typedef struct ks_judge_out {
