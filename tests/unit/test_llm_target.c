@@ -83,9 +83,9 @@ Test(llm_target, cuda_answers_pass_or_are_rejected_before_nvcc) {
   load_rmsnorm(&t);
   ks_llm_violation v[16];
   char buf[4096];
-  const char *good[] = {"cuda/block_plain.cu", "cuda/warp_rows.cu",
-                        "cuda/block_cached.cu", "cuda/wrong.cu",
-                        "cuda/compile_error.cu"};
+  const char *good[] = {"cuda/block_plain.cu",  "cuda/warp_rows.cu",
+                        "cuda/block_cached.cu", "cuda/block_cached_512.cu",
+                        "cuda/wrong.cu",        "cuda/compile_error.cu"};
   for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
     char *s = kernel(good[i]);
     int n = check("cuda", &t, s, v);
@@ -210,9 +210,9 @@ Test(llm_target, accepted_cuda_answers_compile_for_sm_90a) {
   load_rmsnorm(&t);
   char cache[64] = "/tmp/ks-llm-target-XXXXXX";
   cr_assert(mkdtemp(cache));
-  const char *files[] = {"cuda/block_plain.cu", "cuda/warp_rows.cu",
-                         "cuda/block_cached.cu", "cuda/wrong.cu",
-                         "cuda/compile_error.cu"};
+  const char *files[] = {"cuda/block_plain.cu",  "cuda/warp_rows.cu",
+                         "cuda/block_cached.cu", "cuda/block_cached_512.cu",
+                         "cuda/wrong.cu",        "cuda/compile_error.cu"};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     char *s = kernel(files[i]);
     const ks_llm_backend *be = ks_llm_backend_find("cuda");
