@@ -16,6 +16,8 @@
 # must evaluate the same candidates in the same order.
 # BACKEND=opencl runs the same loop with the OpenCL script on PoCL: a dry
 # run of this script on a machine without a GPU.
+# REPLAY_FROM=DIR replays a cache recorded by an earlier call (its
+# OUTDIR/cache, which comes back with the files) with no server at all.
 # Writes OUTDIR/result.json (commit, command, statuses, rejections, world
 # model, best per workload with roofline fractions and baseline speedups,
 # the replay's agreement), both summaries, logs and the best kernel.
@@ -39,28 +41,41 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=cs
 }
 log "roofline: $(python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));print("copy %.0f GB/s, L2 %.0f GB/s" % (d["copy_gbps"], d.get("l2_gbps", 0)))' "$out/roofline.json")"
 
-python3 tests/fake_llm/server.py --script "tests/fake_llm/scripts/rmsnorm_$backend.json" \
-  --log "$out/server.log" --root "$PWD" >"$work/port" 2>"$out/server.err" &
-server=$!
-port=
-for _ in $(seq 1 100); do
-  port=$(head -1 "$work/port" 2>/dev/null)
-  [[ -n $port ]] && break
-  sleep 0.05
-done
-[[ -n $port ]] || { log "fake server did not start: $(cat "$out/server.err")"; exit 3; }
+if [[ -n ${REPLAY_FROM:-} ]]; then
+  # replay only: a cache recorded elsewhere (e.g. an earlier call's
+  # OUTDIR/cache), no server at all; an answer the cache lacks fails the call
+  # (exit 3), so this shows whether the prompts came out the same here
+  cp -r "$REPLAY_FROM" "$work/cache"
+  port=9
+  server=
+else
+  python3 tests/fake_llm/server.py --script "tests/fake_llm/scripts/rmsnorm_$backend.json" \
+    --log "$out/server.log" --root "$PWD" >"$work/port" 2>"$out/server.err" &
+  server=$!
+  port=
+  for _ in $(seq 1 100); do
+    port=$(head -1 "$work/port" 2>/dev/null)
+    [[ -n $port ]] && break
+    sleep 0.05
+  done
+  [[ -n $port ]] || { log "fake server did not start: $(cat "$out/server.err")"; exit 3; }
+fi
 args=(rmsnorm --backend "$backend" --planner llm --llm-model fake-model
   --llm-base-url "http://127.0.0.1:$port/v1" --llm-cache "$work/cache"
   --attempts 2 --budget "${BUDGET:-8}" --time "${SESSION_TIME:-180}" --seeds 2 --min-time 0.05 --json)
+[[ -n ${REPLAY_FROM:-} ]] && args+=(--llm-retries 0)
 cmd="$ks run ${args[*]} --out $work/run"
-log "session: $cmd"
+log "session: $cmd${REPLAY_FROM:+ (replaying $REPLAY_FROM)}"
 t0=$(date +%s.%N)
 "$ks" run "${args[@]}" --out "$work/run" >"$out/summary.json" 2>"$out/run.stderr"
 rc=$?
 t1=$(date +%s.%N)
-kill "$server" 2>/dev/null
-wait "$server" 2>/dev/null
+if [[ -n $server ]]; then
+  kill "$server" 2>/dev/null
+  wait "$server" 2>/dev/null
+fi
 log "session exit $rc in $(python3 -c "print('%.1f' % ($t1 - $t0))") s: $(tail -1 "$out/run.stderr")"
+cp -r "$work/cache" "$out/cache" 2>/dev/null
 
 # the same session offline: every answer from the cache, the server gone
 "$ks" run "${args[@]}" --llm-retries 0 --out "$work/replay" >"$out/replay_summary.json" 2>"$out/replay.stderr"
