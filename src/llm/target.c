@@ -328,9 +328,11 @@ static bool defines_kernel(const char *src, const char *name, bool cuda) {
       q++;
     if (*q != '(')
       continue;
-    /* the declaration starts after the previous ; } or { */
+    /* the declaration starts after the previous ; } or {, at most 511
+     * bytes back (hostile text: no quadratic scan over a huge answer) */
     const char *s = p;
-    while (s > src && s[-1] != ';' && s[-1] != '}' && s[-1] != '{')
+    while (s > src && p - s < 511 && s[-1] != ';' && s[-1] != '}' &&
+           s[-1] != '{')
       s--;
     char decl[512];
     size_t len =
