@@ -94,9 +94,18 @@ static char *parent_code_text(llm_planner *p, const ks_wm_node *n) {
 static ks_code coder_prompt(llm_planner *p, const ks_wm *wm,
                             const ks_wm_node *n, const char **kind, char **out,
                             ks_err *err) {
-  char header[160];
-  snprintf(header, sizeof header, "// ksearch: backend=%s entry=%s", p->backend,
-           p->task->name);
+  char header[400];
+  int hl = snprintf(header, sizeof header, "// ksearch: backend=%s entry=%s",
+                    p->backend, p->task->name);
+  /* GPU files are not usable without their launch lines: say so here too */
+  if (p->be->launch == KS_LLM_LAUNCH_GRID)
+    snprintf(header + hl, sizeof header - hl,
+             "\n// ksearch: launch [kernel=NAME] grid=(...) block=(...) "
+             "(one line per launch, in order)");
+  else if (p->be->launch == KS_LLM_LAUNCH_LOCAL)
+    snprintf(header + hl, sizeof header - hl,
+             "\n// ksearch: launch [kernel=NAME] global=(...) local=(...) "
+             "(one line per launch, in order)");
   char *action =
       action_text(wm, n, p->max_attempts * (1 + ks_llmp_reviews_of(n)));
   const char *feedback = ks_llmp_memo_str(p, n->id, "feedback");
