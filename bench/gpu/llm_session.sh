@@ -62,7 +62,7 @@ else
 fi
 args=(rmsnorm --backend "$backend" --planner llm --llm-model fake-model
   --llm-base-url "http://127.0.0.1:$port/v1" --llm-cache "$work/cache"
-  --attempts 2 --budget "${BUDGET:-8}" --time "${SESSION_TIME:-180}" --seeds 2 --min-time 0.05 --json)
+  --attempts 2 --budget "${BUDGET:-8}" --time "${SESSION_TIME:-150}" --seeds 1 --min-time 0.05 --json)
 [[ -n ${REPLAY_FROM:-} ]] && args+=(--llm-retries 0)
 cmd="$ks run ${args[*]} --out $work/run"
 log "session: $cmd${REPLAY_FROM:+ (replaying $REPLAY_FROM)}"
