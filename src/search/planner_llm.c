@@ -69,14 +69,15 @@ static void planner_free(void *self) {
 
 static ks_code create(const ks_planner_ctx *ctx, void **self, ks_err *err) {
   *self = NULL;
-  const ks_llm_backend *be = ks_llm_backend_find(ctx->backend);
+  const char *bname = ctx->backend ? ctx->backend : "c";
+  const ks_llm_backend *be = ks_llm_backend_find(bname);
   if (!be)
     return ks_err_set(err, KS_ERR_ENV,
                       "--planner llm: the LLM coder cannot write for backend "
                       "%s yet (it knows c, opencl and cuda; a backend plugs "
                       "in as a row of src/llm/target.c); use --planner "
                       "builtin",
-                      ctx->backend);
+                      bname);
   /* --seed-cuda is every planner's option, not the LLM client's */
   json_t *opts = ctx->options ? json_deep_copy(ctx->options) : json_object();
   const char *seed_path =
@@ -89,7 +90,7 @@ static ks_code create(const ks_planner_ctx *ctx, void **self, ks_err *err) {
     return rc;
   llm_planner *p = ks_xcalloc(1, sizeof *p);
   p->task = ctx->task;
-  p->backend = ctx->backend;
+  p->backend = bname;
   p->be = be;
   p->tpls = ctx->tpls;
   p->spec = ctx->spec;
