@@ -1,11 +1,11 @@
 // ksearch: backend=opencl entry=rmsnorm
 // ksearch: launch global=(rows*64) local=(64)
 // A hand-written rmsnorm the fake model answers with (tests/fake_llm): one
-// work-group of 64 per row, the sum of squares reduced in a __local tree,
-// then every work-item scales its part of the row.
+// work-group of 64 per row, the partial sums of squares added in __local
+// memory, then every work-item scales its part of the row.
 __kernel void rmsnorm(__global const float *x, __global const float *w,
                       __global float *y, long rows, long cols, float eps) {
-  __local float red[64];
+  __local float red[65];
   long r = get_group_id(0);
   uint lid = get_local_id(0);
   __global const float *xr = x + r * cols;
@@ -15,12 +15,16 @@ __kernel void rmsnorm(__global const float *x, __global const float *w,
     ss += xr[c] * xr[c];
   red[lid] = ss;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (uint s = 32; s > 0; s >>= 1) {
-    if (lid < s)
-      red[lid] += red[lid + s];
-    barrier(CLK_LOCAL_MEM_FENCE);
+  /* two barriers in all (PoCL 3.1 on several threads has miscomputed
+   * kernels with many, DESIGN.md: opencl): item 0 adds the 64 partials */
+  if (lid == 0) {
+    float t = 0.0f;
+    for (uint i = 0; i < 64; i++)
+      t += red[i];
+    red[64] = t;
   }
-  float rs = rsqrt(red[0] / (float)cols + eps);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float rs = rsqrt(red[64] / (float)cols + eps);
   for (long c = lid; c < cols; c += 64)
     yr[c] = xr[c] * rs * w[c];
 }
