@@ -43,7 +43,11 @@ static const char k_usage[] =
     "  --min-time S      timing per workload (default 0.05 s)\n"
     "  --seeds N         correctness seeds per workload (default 3)\n"
     "  --seed-cuda FILE  raise the plans that use the concepts of a CUDA "
-    "kernel\n                    (what `ksearch translate` finds in it)\n"
+    "kernel\n                    (what `ksearch translate` finds in it; with "
+    "--planner llm also\n                    its concepts' form here and "
+    "its source, in the prompts)\n"
+    "  --seed-from DIR   the same with the best kernel of a finished CUDA "
+    "run\n"
     "  --report          rewrite RUN_DIR/report.html after every evaluation\n"
     "  --broker URL      evaluate on workers (`ksearch worker`) through "
     "Redis:\n"
@@ -92,6 +96,42 @@ static bool num(const char *v, double lo, double hi, double *out) {
 
 /* "ksearch run ARGS..." for the report, each argument shell-quoted when it
  * holds anything but plain characters; cut at n - 1 bytes. */
+/* --seed-from RUN_DIR: the best kernel of a finished CUDA run (its
+ * summary.json names it), so a CUDA search seeds one on another backend. */
+static ks_code seed_from_run(const char *dir, char *path, size_t n,
+                             ks_err *err) {
+  char sp[PATH_MAX];
+  snprintf(sp, sizeof sp, "%.4000s/summary.json", dir);
+  json_error_t je;
+  json_t *j = ks_file_exists(sp) ? json_load_file(sp, 0, &je) : NULL;
+  if (!j)
+    return ks_err_set(err, KS_ERR_INPUT,
+                      "--seed-from %s: no readable summary.json there (a "
+                      "run folder of a finished `ksearch run`); give "
+                      "--seed-cuda FILE.cu instead",
+                      dir);
+  const char *be = json_string_value(json_object_get(j, "backend"));
+  const char *file =
+      json_string_value(json_object_get(json_object_get(j, "best"), "file"));
+  ks_code rc = KS_OK;
+  if (!be || strcmp(be, "cuda"))
+    rc = ks_err_set(err, KS_ERR_INPUT,
+                    "--seed-from %s: summary.json: backend: the run was on "
+                    "%s, not cuda; seed from a CUDA run or give --seed-cuda "
+                    "FILE.cu",
+                    dir, be ? be : "(none)");
+  else if (!file || !ks_file_exists(file))
+    rc = ks_err_set(err, KS_ERR_INPUT,
+                    "--seed-from %s: summary.json: best: the run found no "
+                    "correct kernel (or best/ is gone); give --seed-cuda "
+                    "FILE.cu",
+                    dir);
+  else
+    snprintf(path, n, "%s", file);
+  json_decref(j);
+  return rc;
+}
+
 static void command_line(int argc, char **argv, char *out, size_t n) {
   ks_buf b;
   ks_buf_init(&b);
@@ -150,6 +190,7 @@ int ks_cmd_run(int argc, char **argv) {
       {"llm-stream", no_argument, 0, 1010},
       {"llm-retries", required_argument, 0, 1011},
       {"seed-cuda", required_argument, 0, 1100},
+      {"seed-from", required_argument, 0, 1101},
       {"device", required_argument, 0, 1200},
       {"report", no_argument, 0, 1300},
       {"finalists", required_argument, 0, 1400},
@@ -265,6 +306,16 @@ int ks_cmd_run(int argc, char **argv) {
     case 1100: /* any planner: the analyzer's concepts seed its plans */
       json_object_set_new(llm, "seed_cuda", json_string(optarg));
       break;
+    case 1101: { /* the best kernel of a CUDA run, as --seed-cuda */
+      char path[PATH_MAX];
+      ks_err e;
+      if (seed_from_run(optarg, path, sizeof path, &e)) {
+        json_decref(llm);
+        return ks_cli_fail(ks_exit_code(e.code), e.msg);
+      }
+      json_object_set_new(llm, "seed_cuda", json_string(path));
+      break;
+    }
     case 'h':
       fputs(k_usage, stdout);
       json_decref(llm);

@@ -17,6 +17,7 @@ ENTRY fields (all optional):
   content        the answer text
   code_file      a file (relative to --root) put in a ```c block before
                  content
+  lang           the code_file block's language instead of c (cuda, opencl)
   json           a JSON value, dumped as the answer text
   status         HTTP status (default 200); body: the error body
   retry_after    Retry-After header value
@@ -74,7 +75,7 @@ class Script:
         parts = []
         if "code_file" in e:
             with open(os.path.join(self.root, e["code_file"]), encoding="utf-8") as f:
-                parts.append("```c\n" + f.read() + "```\n")
+                parts.append("```" + e.get("lang", "c") + "\n" + f.read() + "```\n")
         if "json" in e:
             parts.append(json.dumps(e["json"], indent=1))
         if "content" in e:

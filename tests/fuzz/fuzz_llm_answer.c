@@ -18,8 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   json_t *j = NULL;
   if (ks_llm_extract_json(text, &j, why, sizeof why) == KS_OK)
     json_decref(j);
-  static const char *const backends[] = {"c", "opencl"};
-  for (int b = 0; b < 2; b++) {
+  static const char *const backends[] = {"c", "opencl", "cuda"};
+  for (int b = 0; b < 3; b++) {
     char *code = ks_llm_extract_code(text, backends[b], why, sizeof why);
     if (code) {
       free(ks_llm_ensure_header(code, backends[b], "softmax"));
