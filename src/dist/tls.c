@@ -213,6 +213,27 @@ static ks_code handshake(tunnel *t, const char *host, int port, double deadline,
   }
 }
 
+/* The handshake writes to the socket in the caller's thread: a server that
+ * closes at once (not a TLS port) must fail it with EPIPE, not end the
+ * process. SIGPIPE is held off for the call and one it raised is taken. */
+static ks_code quiet_handshake(tunnel *t, const char *host, int port,
+                               double deadline, ks_err *err) {
+  sigset_t pipe_set, old, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  sigpending(&pending);
+  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  ks_code rc = handshake(t, host, port, deadline, err);
+  sigpending(&pending);
+  if (!was_pending && sigismember(&pending, SIGPIPE) == 1) {
+    struct timespec zero = {0, 0};
+    sigtimedwait(&pipe_set, NULL, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc;
+}
+
 /* SSL_write of all n bytes; false when the connection is gone. */
 static bool ssl_write_all(tunnel *t, const char *buf, int n) {
   while (n > 0) {
@@ -319,7 +340,8 @@ ks_code ks_tls_tunnel(const char *host, int port, double timeout_s, int *fd,
   int sv[2] = {-1, -1};
   ks_code rc;
   if ((rc = tcp_connect(host, port, deadline, &t->tcp, err)) ||
-      (rc = make_ctx(t, err)) || (rc = handshake(t, host, port, deadline, err)))
+      (rc = make_ctx(t, err)) ||
+      (rc = quiet_handshake(t, host, port, deadline, err)))
     goto fail;
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     rc = ks_err_set(err, KS_ERR_ENV, "broker: TLS: socketpair: %s",
