@@ -14,8 +14,8 @@ WERROR  ?= -Werror
 OPT     ?= -O2 -g
 SAN     ?=
 CFLAGS_COMMON = -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -Iinclude -Isrc \
-                $(shell pkg-config --cflags jansson libseccomp sqlite3 libcurl hiredis)
-LIBS    = $(shell pkg-config --libs jansson libseccomp sqlite3 libcurl hiredis) -lOpenCL -ldl -lm -lpthread
+                $(shell pkg-config --cflags jansson libseccomp sqlite3 libcurl hiredis openssl)
+LIBS    = $(shell pkg-config --libs jansson libseccomp sqlite3 libcurl hiredis openssl) -lOpenCL -ldl -lm -lpthread
 
 LIB_SRC    := $(shell find src -name '*.c' ! -name main.c ! -path 'src/cli/*' | sort)
 CLI_SRC    := $(shell find src/cli -name '*.c' | sort) src/main.c

@@ -7,6 +7,7 @@ pkgs=(build-essential pkg-config python3 libjansson-dev libsqlite3-dev libseccom
       ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
       chromium python3-pil  # headless browser + screenshot pixels: tests/integration/report.sh
       libhiredis-dev redis-server
+      libssl-dev openssl  # rediss://: OpenSSL carries the TLS (src/dist/tls.c); openssl makes test certificates
       clang-14 libclang-rt-14-dev)  # clang-14 + its runtime: libFuzzer, `make fuzz`
 missing=()
 for p in "${pkgs[@]}"; do

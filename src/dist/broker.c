@@ -2,6 +2,7 @@
  * Workers). One hiredis context per ks_broker; a worker's heartbeat thread
  * opens its own, since a context is not shared between threads. */
 #include "dist/broker_internal.h"
+#include "dist/tls.h"
 #include "util/util.h"
 
 #include <ctype.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define URL_FORM "redis://[:PASSWORD@]HOST[:PORT][/DB] (or rediss://)"
 
@@ -166,16 +168,19 @@ ks_code ks_broker_cmd(ks_broker *b, int argc, const char **argv,
 
 static ks_code open_ctx(ks_broker *b, ks_err *err) {
   const ks_broker_url *u = &b->url;
-  if (u->tls)
-    return ks_err_set(err, KS_ERR_ENV,
-                      "--broker rediss://%s:%d: TLS needs hiredis >= 1.0 "
-                      "built with hiredis_ssl, and this ksearch is linked "
-                      "with hiredis %d.%d (Debian 12's) which has none; "
-                      "reach the broker through a TLS tunnel (stunnel, "
-                      "spiped, ssh -L) on a redis:// port",
-                      u->host, u->port, HIREDIS_MAJOR, HIREDIS_MINOR);
-  struct timeval tv = {5, 0};
-  redisContext *c = redisConnectWithTimeout(u->host, u->port, tv);
+  redisContext *c;
+  if (u->tls) { /* hiredis 0.14 has no TLS: it talks through a tunnel */
+    int fd;
+    ks_code rc = ks_tls_tunnel(u->host, u->port, 5, &fd, err);
+    if (rc)
+      return rc;
+    c = redisConnectFd(fd);
+    if (!c)
+      close(fd);
+  } else {
+    struct timeval tv = {5, 0};
+    c = redisConnectWithTimeout(u->host, u->port, tv);
+  }
   if (!c)
     return ks_err_set(err, KS_ERR_NOMEM, "broker: out of memory");
   if (c->err) {
@@ -220,6 +225,15 @@ static ks_code open_ctx(ks_broker *b, ks_err *err) {
                       "redis://:PASSWORD@%s:%d",
                       u->host, u->port, u->host, u->port);
   }
+  /* TLS 1.3: a broker that wants a client certificate says so only by
+   * closing the connection after the handshake */
+  if (rc == KS_ERR_IO && u->tls)
+    rc = ks_err_set(err, KS_ERR_ENV,
+                    "broker %s:%d closed the TLS connection before "
+                    "answering; if it asks for client certificates "
+                    "(redis-server tls-auth-clients, on by default), give "
+                    "one in KSEARCH_BROKER_CERT and KSEARCH_BROKER_KEY",
+                    u->host, u->port);
   if (rc) {
     redisFree(b->c);
     b->c = NULL;

@@ -36,8 +36,9 @@ void ks_broker_url_display(const ks_broker_url *u, char *out, size_t n);
 typedef struct ks_broker ks_broker;
 
 /* Connects, authenticates and selects the database. A refused password is
- * KS_ERR_INPUT; a server that cannot be reached KS_ERR_ENV; rediss:// without
- * TLS support in this hiredis is KS_ERR_ENV saying what to do. */
+ * KS_ERR_INPUT; a server that cannot be reached KS_ERR_ENV. rediss:// goes
+ * through the TLS tunnel of tls.h (certificate errors: KS_ERR_ENV; unusable
+ * certificate files: KS_ERR_INPUT). */
 ks_code ks_broker_connect(const ks_broker_url *u, ks_broker **out, ks_err *err);
 void ks_broker_free(ks_broker *b);
 /* Drops the connection and connects again (same URL). */

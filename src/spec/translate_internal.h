@@ -105,4 +105,13 @@ int ks_tr_body_depth(const ks_tr *x, const ks_cu_func *f, int i);
  * before '}' and '}' (prologue, if any, goes right after '{'). */
 void ks_tr_body(ks_tr *x, const ks_cu_func *f, const char *prologue);
 
+/* Shared by translate_common.c and translate_rewrite.c: the concept a TODO
+ * on an identifier belongs to (its own, else the block-level concept the
+ * enclosing function uses; NULL: none); the identifier an expression [a, b)
+ * starts from (skipping ( & * and casts; -1: none); whether token i names a
+ * type. */
+const char *ks_tr_concept_for(const ks_tr *x, const char *ident);
+int ks_tr_base_ident(const ks_toks *ts, int a, int b);
+bool ks_tr_type_word(const ks_toks *ts, int i);
+
 #endif

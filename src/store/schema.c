@@ -103,7 +103,7 @@ const char ks_store_schema_sql[] =
 
 /* Version 1 -> 2: the job id of distributed evaluations. */
 /* Turns an empty current-schema database into the version-1 form, so that
- * an unmigrated file can be checked against it (store.c check_schema): the
+ * an unmigrated file can be checked against it (store_check.c): the
  * inverse of ks_store_migrate_v2_sql. */
 const char ks_store_schema_v1_sql[] =
     "DROP INDEX evaluations_job;\n"

@@ -2,7 +2,9 @@
  *
  * Every problem is reported as "<file>: <json path>: <what is wrong>; <fix>",
  * so that a task author never has to guess. Validation happens here, once;
- * the rest of ksearch trusts a loaded ks_task.
+ * the rest of ksearch trusts a loaded ks_task. Finding a task by folder,
+ * file or built-in name: task_find.c; what a loaded task answers (costs,
+ * tolerances, workload text): task_query.c.
  */
 #include "task/expr.h"
 #include "util/util.h"
@@ -648,65 +650,6 @@ out:
 #undef FAIL
 }
 
-ks_code ks_task_load(const char *where, ks_task *task, ks_err *err) {
-  char path[PATH_MAX];
-  if (ks_dir_exists(where))
-    snprintf(path, sizeof path, "%s/task.json", where);
-  else if (ks_file_exists(where))
-    ks_strlcpy(path, where, sizeof path);
-  else if (!strchr(where, '/'))
-    snprintf(path, sizeof path, "%s/%s/task.json", ks_builtin_tasks_dir(),
-             where);
-  else
-    return BAD("%s: no such task folder or task.json; give a folder holding "
-               "task.json, or a built-in task name (see `ksearch tasks`)",
-               where);
-  if (!ks_file_exists(path)) {
-    if (!strchr(where, '/') && !ks_dir_exists(where))
-      return BAD("%s: not a folder, a task.json or a built-in task; see "
-                 "`ksearch tasks` for the built-in ones (looked in %s)",
-                 where, ks_builtin_tasks_dir());
-    return BAD("%s: missing task.json; a task folder holds task.json and the "
-               "reference",
-               path);
-  }
-  /* absolute, because the runner works in its own private folder */
-  char abs_path[PATH_MAX];
-  if (realpath(path, abs_path))
-    ks_strlcpy(path, abs_path, sizeof path);
-  char *text;
-  if (ks_read_file(path, &text, NULL, err))
-    return err->code;
-  ks_code rc = ks_task_load_json(text, path, task, err);
-  if (rc == KS_OK) {
-    char *ref;
-    size_t rlen;
-    if (ks_read_file(task->reference_path, &ref, &rlen, err) == KS_OK) {
-      task->hash = ks_hash64(ref, rlen, ks_hash_str(text, 0));
-      free(ref);
-    } else {
-      rc = err->code;
-      ks_task_free(task);
-    }
-  }
-  free(text);
-  return rc;
-}
-
-ks_init ks_init_bounds(const ks_task *task, const ks_init *in,
-                       const ks_workload *w) {
-  ks_init r = *in;
-  if (!in->a_expr)
-    return r;
-  double vals[KS_MAX_AXES];
-  for (int i = 0; i < task->n_axes; i++)
-    vals[i] = (double)w->axis[i];
-  r.a = ceil(ks_expr_eval(in->a_expr, vals));
-  r.b = floor(ks_expr_eval(in->b_expr, vals));
-  r.a_expr = r.b_expr = NULL;
-  return r;
-}
-
 void ks_task_free(ks_task *task) {
   for (int i = 0; i < task->n_axes; i++) {
     ks_expr_free(task->axes[i].derive);
@@ -720,91 +663,4 @@ void ks_task_free(ks_task *task) {
   ks_expr_free(task->cost_bytes);
   ks_expr_free(task->cost_flops);
   task->cost_bytes = task->cost_flops = NULL;
-}
-
-int64_t ks_tensor_numel(const ks_task *task, const ks_tensor *t,
-                        const ks_workload *w) {
-  (void)task;
-  int64_t n = 1;
-  for (int i = 0; i < t->rank; i++)
-    n *= w->axis[t->dims[i]];
-  return n;
-}
-
-static double cost(const ks_task *t, const ks_expr *e, const ks_workload *w) {
-  if (!e)
-    return 0;
-  double vals[KS_MAX_AXES];
-  for (int i = 0; i < t->n_axes; i++)
-    vals[i] = (double)w->axis[i];
-  double v = ks_expr_eval(e, vals);
-  return isfinite(v) && v > 0 ? v : 0;
-}
-
-bool ks_workload_applies(const ks_workload *w, ks_device_class dc) {
-  return w->device == KS_DEV_ANY || dc == KS_DEV_ANY || w->device == dc;
-}
-
-double ks_task_cost_bytes(const ks_task *task, const ks_workload *w) {
-  return cost(task, task->cost_bytes, w);
-}
-double ks_task_cost_flops(const ks_task *task, const ks_workload *w) {
-  return cost(task, task->cost_flops, w);
-}
-
-void ks_workload_format(const ks_task *task, const ks_workload *w, char *buf,
-                        size_t n) {
-  size_t off = 0;
-  buf[0] = 0;
-  for (int i = 0; i < task->n_axes && off < n; i++) {
-    if (task->axes[i].is_const)
-      continue;
-    int k = snprintf(buf + off, n - off, "%s%s=%lld", off ? " " : "",
-                     task->axes[i].name, (long long)w->axis[i]);
-    if (k < 0)
-      break;
-    off += (size_t)k;
-  }
-}
-
-ks_tolerance ks_task_tolerance(const ks_task *task, ks_dtype t) {
-  if (task->tol_set[t])
-    return task->tol[t];
-  switch (t) {
-  case KS_F32: return (ks_tolerance){1e-5, 1e-5};
-  case KS_F16: return (ks_tolerance){1e-3, 1e-3};
-  case KS_BF16: return (ks_tolerance){1e-2, 1e-2};
-  default: return (ks_tolerance){0, 0};
-  }
-}
-
-const char *ks_data_dir(void) {
-  static char dir[PATH_MAX]; /* resolved once per process */
-  if (!dir[0]) {
-    const char *env = getenv("KSEARCH_HOME");
-    if (env && *env) {
-      ks_strlcpy(dir, env, sizeof dir);
-    } else {
-      char probe[PATH_MAX + 32];
-      snprintf(probe, sizeof probe, "%s/../tasks", ks_exe_dir());
-      if (ks_dir_exists(probe))
-        snprintf(dir, sizeof dir, "%.*s/..", PATH_MAX - 8, ks_exe_dir());
-      else
-        snprintf(dir, sizeof dir, "%.*s/../share/ksearch", PATH_MAX - 20,
-                 ks_exe_dir());
-    }
-  }
-  return dir;
-}
-
-const char *ks_builtin_tasks_dir(void) {
-  static char dir[PATH_MAX]; /* resolved once per process */
-  if (!dir[0]) {
-    const char *env = getenv("KSEARCH_TASKS_DIR");
-    if (env && *env)
-      ks_strlcpy(dir, env, sizeof dir);
-    else
-      snprintf(dir, sizeof dir, "%.*s/tasks", PATH_MAX - 8, ks_data_dir());
-  }
-  return dir;
 }

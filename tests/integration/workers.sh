@@ -79,7 +79,7 @@ check "run without the password the broker needs: exit 2" "$([[ $rc == 2 && $err
 err=$("$ks" run "$task" --parallel 2 --out "$tmp/nobroker" 2>&1); rc=$?
 check "--parallel without --broker: exit 2" "$([[ $rc == 2 && $err == *--broker* ]] && echo yes)" "exit $rc: $err"
 err=$("$ks" worker --broker "rediss://127.0.0.1:$port" --threads 1 2>&1); rc=$?
-check "rediss:// without TLS in this hiredis: exit 3 saying what to do" "$([[ $rc == 3 && $err == *TLS* ]] && echo yes)" "exit $rc: $err"
+check "rediss:// to a plain redis:// port: exit 3 naming TLS" "$([[ $rc == 3 && $err == *TLS* ]] && echo yes)" "exit $rc: $err"
 
 for i in 1 2 3; do start_worker "w$i"; done
 

@@ -13,9 +13,12 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
+#include "backend/backend.h"
 #include "util/util.h"
 
 #define KS_OCL_MAX_DEVICES 32
+/* artifact.json "format"; bump when the artifact changes */
+#define KS_OCL_FORMAT "ksearch-opencl-1"
 
 typedef struct ks_ocl_dev {
   cl_platform_id platform;
@@ -49,5 +52,12 @@ int ks_opencl_tool_main(int argc, char **argv);
 /* Child side of the roofline (roofline_opencl.c): measures the picked
  * device with its current thread setting and prints the numbers as JSON. */
 int ks_ocl_roofline_child(void);
+
+/* The backend's build (build.c): a reference (backend=c) goes to the c
+ * backend; an OpenCL candidate is compiled in a child into a cached program
+ * binary holding every work-group specialization its workloads use. */
+ks_code ks_ocl_build(const ks_task *task, const ks_candidate *cand,
+                     const char *cache_dir, double timeout_s, ks_artifact *out,
+                     ks_err *err);
 
 #endif
