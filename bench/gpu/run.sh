@@ -9,7 +9,7 @@
 #      adversarial CUDA kernels;
 #   3. the torch anchors (anchors.py) in the same call;
 #   4. a search per task (--backend cuda, BUDGET evaluations or TASK_TIME
-#      seconds, whichever ends first), summarized after each task into
+#      seconds, whichever ends first; RUN_ARGS: more run options), summarized after each task into
 #      OUTDIR/result.json (summarize.py): each best as a fraction of the copy
 #      bandwidth, against torch and against the device baseline;
 #   5. OPENCL=1: the .cl templates' defaults on NVIDIA's OpenCL driver.
@@ -57,7 +57,7 @@ fi
 for t in "${tasks[@]}"; do
   t0=$(date +%s)
   "$ks" run "$t" --backend cuda --budget "${BUDGET:-40}" --time "${TASK_TIME:-60}" --seeds "${SEEDS:-1}" \
-    --min-time "${MIN_TIME:-0.05}" --out "$work/runs/$t" --json -q >"$work/runs/$t.json" 2>"$work/runs/$t.err"
+    --min-time "${MIN_TIME:-0.05}" ${RUN_ARGS:-} --out "$work/runs/$t" --json -q >"$work/runs/$t.json" 2>"$work/runs/$t.err"
   log "$t: exit $? in $(($(date +%s) - t0)) s: $(tail -c 300 "$work/runs/$t.err" | tr '\n' ' ')"
   KS_COMMIT=${KS_COMMIT:-} KS_COMMAND=${KS_COMMAND:-} KS_ALLOWED=${KSEARCH_CUDA_SANDBOX_ALLOW:-} \
     python3 "$here/summarize.py" "$work" >"$out/result.json"

@@ -454,8 +454,50 @@ int ks_cmd_run(int argc, char **argv) {
 
 static const char k_show_usage[] =
     "usage: ksearch show RUN_DIR [--json]\n"
-    "  --json  the report's facts (what `ksearch report` draws) as one JSON\n"
-    "          object on stdout\n";
+    "       ksearch show RUN_DIR --retime [--finalists N] [--rounds N] "
+    "[run options]\n"
+    "  --json       the report's facts (what `ksearch report` draws) as one "
+    "JSON\n"
+    "               object on stdout\n"
+    "  --retime     time the run's leading candidates again together, now, "
+    "in\n"
+    "               interleaved rounds (the final tournament), and update\n"
+    "               best/ and summary.json with the winner and its margin;\n"
+    "               no new candidates are made\n"
+    "  --finalists N  leaders taken (default 5)\n"
+    "  --rounds N     interleaved rounds (default 5)\n"
+    "  other options (--min-time, --threads, ...) are those of `ksearch run`\n";
+
+/* `show --retime`: the run resumed with no evaluations left, so that only
+ * its end runs: the tournament, best/ and summary.json (DESIGN.md: Final
+ * tournament). */
+static int show_retime(const char *dir, int argc, char **argv) {
+  char *av[64];
+  int n = 0;
+  bool fin = false;
+  av[n++] = "run";
+  av[n++] = "--resume";
+  av[n++] = (char *)dir;
+  av[n++] = "--budget";
+  av[n++] = "1";
+  for (int i = 1; i < argc && n < 60; i++) {
+    if (argv[i] == dir || !strcmp(argv[i], "--retime"))
+      continue;
+    if (!strcmp(argv[i], "--budget")) {
+      fprintf(stderr, "ksearch show --retime: --budget makes no sense here "
+                      "(no new candidates); use `ksearch run --resume`\n");
+      return 2;
+    }
+    fin = fin || !strcmp(argv[i], "--finalists");
+    av[n++] = argv[i];
+  }
+  if (!fin && n < 62) {
+    av[n++] = "--finalists";
+    av[n++] = "5";
+  }
+  av[n] = NULL;
+  return ks_cmd_run(n, av);
+}
 
 /* `show --json`: the same facts as the HTML report, as data. */
 static int show_json(const char *dir) {
@@ -476,6 +518,21 @@ static int show_json(const char *dir) {
 int ks_cmd_show(int argc, char **argv) {
   const char *dir = NULL;
   bool as_json = false;
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--retime")) {
+      for (int k = 1; k < argc; k++)
+        if (argv[k][0] != '-' && (k == 1 || argv[k - 1][0] != '-' ||
+                                  !strcmp(argv[k - 1], "--retime") ||
+                                  !strcmp(argv[k - 1], "--json"))) {
+          dir = argv[k];
+          break;
+        }
+      if (!dir) {
+        fputs(k_show_usage, stderr);
+        return 2;
+      }
+      return show_retime(dir, argc, argv);
+    }
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       fputs(k_show_usage, stdout);

@@ -332,8 +332,6 @@ bool ks_exec_ask(ks_exec *x, const char *cmd_fields, ks_exec_ev_kind expect,
 bool ks_exec_freeze(ks_exec *x) {
   if (x->dead)
     return false;
-  if (getenv("KS_EXP_NOFREEZE"))
-    return true;
   if (kill(x->pid, SIGSTOP) != 0)
     return false;
   for (;;) {
@@ -352,8 +350,6 @@ bool ks_exec_freeze(ks_exec *x) {
 }
 
 void ks_exec_thaw(ks_exec *x) {
-  if (getenv("KS_EXP_NOFREEZE"))
-    return;
   if (!x->dead)
     kill(x->pid, SIGCONT);
 }

@@ -25,6 +25,16 @@ done
 out=$("$ks" show "$tmp/softmax"); rc=$?
 check "show prints the analysis, the tree and the best plan" "$([[ $rc == 0 && $out == *"bound"* && $out == *"algorithm:"* && $out == *"best plan"* ]] && echo yes)" "exit $rc: $out"
 
+# show --retime: the final tournament over a finished run's leaders, now;
+# no new evaluation, and summary.json names the winner and its margin
+n0=$(db "$tmp/rmsnorm/ksearch.db" "select count(*) from evaluations")
+out=$("$ks" show "$tmp/rmsnorm" --retime --finalists 2 --rounds 2 --min-time 0.02 -q 2>&1); rc=$?
+n1=$(db "$tmp/rmsnorm/ksearch.db" "select count(*) from evaluations")
+note=$(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['tournament']; print(len(t['finalists']), t['note'])" "$tmp/rmsnorm/summary.json" 2>&1)
+check "show --retime re-times the leaders and updates summary.json ($note)" "$([[ $rc == 0 && $n0 == "$n1" && $note == "2 "* ]] && echo yes)" "exit $rc, evaluations $n0 -> $n1, $note: $out"
+out=$("$ks" show "$tmp/rmsnorm" --retime --budget 3 2>&1); rc=$?
+check "show --retime refuses --budget (exit 2)" "$([[ $rc == 2 && $out == *"--budget"* ]] && echo yes)" "exit $rc: $out"
+
 # kill -9 in the middle of an evaluation, then resume
 run=$tmp/killed
 "$ks" run softmax --budget 6 --out "$run" -q --min-time 0.02 &
