@@ -1,4 +1,5 @@
 /* planner_builtin.c — the built-in and random planners; see planner.h. */
+#include "eval/eval.h"
 #include "search/planner.h"
 #include "spec/seed.h"
 #include "util/util.h"
@@ -35,7 +36,49 @@ typedef struct ks_planner {
   tpl_plan plans[KS_MAX_TEMPLATES];
   json_t *params_of;  /* candidate id (string) -> params object */
   ks_spec_seed *cuda; /* --seed-cuda: concepts that raise plans, or NULL */
+  /* the noise measured so far: each evaluation's median relative IQR of
+   * its repeat timings (DESIGN.md: Built-in planner, noise) */
+  double spread[32];
+  int n_spread;
 } ks_planner;
+
+/* How far apart two scores must be before the planner acts on the
+ * difference: the median spread of this run's repeat timings, 2% to 20%
+ * (3% before anything is measured). */
+static double noise_tol(const ks_planner *p) {
+  if (p->n_spread == 0)
+    return 0.03;
+  int n = p->n_spread < 32 ? p->n_spread : 32;
+  double v[32];
+  memcpy(v, p->spread, sizeof(double) * (size_t)n);
+  for (int i = 1; i < n; i++) /* insertion sort: n <= 32 */
+    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+      double t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  double m = v[n / 2];
+  return m < 0.02 ? 0.02 : m > 0.2 ? 0.2 : m;
+}
+
+static void note_spread(ks_planner *p, const ks_eval_result *res) {
+  if (!res)
+    return;
+  double v[KS_MAX_WORKLOADS];
+  int n = 0;
+  for (int i = 0; i < res->n_workloads && n < KS_MAX_WORKLOADS; i++)
+    if (res->wl[i].reps >= 3 && res->wl[i].time_ns_median > 0)
+      v[n++] = res->wl[i].time_ns_iqr / res->wl[i].time_ns_median;
+  if (n == 0)
+    return;
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+      double t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  p->spread[p->n_spread++ % 32] = v[n / 2];
+}
 
 static void build_plan(ks_planner *p, int ti) {
   const ks_template *t = &p->tpls->t[ti];
@@ -449,10 +492,11 @@ static ks_code observe(void *self, ks_wm *wm, const char *node_id,
                        int64_t cand_id, double score,
                        const struct ks_eval_result *res, ks_err *err) {
   ks_planner *p = self;
-  (void)res;
   const ks_wm_node *n = ks_wm_find(wm, node_id);
   if (!n)
     return KS_OK; /* the node was deleted meanwhile: nothing to learn */
+  if (score > 0)
+    note_spread(p, res);
   ks_code rc = ks_wm_record_attempt(wm, node_id, cand_id, score, err);
   if (rc || p->random)
     return rc;
@@ -460,12 +504,16 @@ static ks_code observe(void *self, ks_wm *wm, const char *node_id,
   int ti = tpl_index(p, n);
   double parent_score = n->up && n->up->up ? n->up->solution.score : 1.0;
   bool family = !n->up || !n->up->up;
-  if (n->status == KS_WM_OPEN && score > 0 &&
-      (family || score > parent_score)) {
+  /* noise-aware: only a difference beyond the measured noise prunes or
+   * demotes; a near tie keeps both paths open and moves no twin */
+  double tol = noise_tol(p);
+  bool better = score > parent_score * (1 + tol);
+  bool tie = score > 0 && !better && score >= parent_score * (1 - tol);
+  if (n->status == KS_WM_OPEN && score > 0 && (family || better || tie)) {
     rc = ks_wm_set_status(wm, node_id, KS_WM_SOLVED, err);
     if (!rc && ti >= 0)
       rc = expand(p, wm, ks_wm_find(wm, node_id), ti, err);
-    if (!rc && !family)
+    if (!rc && !family && better)
       rc = prune_superseded(wm, node_id, err);
   } else if (n->status == KS_WM_OPEN && n->attempts >= p->max_attempts) {
     rc = ks_wm_set_status(wm, node_id, KS_WM_FAILED, err);
@@ -479,7 +527,7 @@ static ks_code observe(void *self, ks_wm *wm, const char *node_id,
     rc = ks_wm_update(wm, nid, upd, err);
     json_decref(upd);
   }
-  if (rc || family)
+  if (rc || family || tie)
     return rc;
   /* twins: the same decision and choice on other branches move with this
    * evidence (observed gain over the parent vs none); the decision's other

@@ -2,6 +2,7 @@
  * nodes per template, expansion of a solved node into the next decision's
  * choices, failure after the allowed attempts, twin evidence moving
  * priorities, determinism under a seed, and the analysis regimes. */
+#include "eval/eval.h"
 #include "search/analysis.h"
 #include "search/planner.h"
 #include "util/util.h"
@@ -480,4 +481,58 @@ Test(planner, class_spec_errors_name_the_field) {
   cr_assert_eq(ks_class_spec_load("myclass", &s, &err), KS_ERR_INPUT);
   cr_assert(strstr(err.msg, "decisions[0]"), "%s", err.msg);
   cr_assert(strstr(err.msg, "myclass.json"), "%s", err.msg);
+}
+
+/* An evaluation result whose repeat timings spread by `spread` (IQR over
+ * median) on every workload. */
+static ks_eval_result *noisy_result(double spread) {
+  static ks_eval_result r;
+  memset(&r, 0, sizeof r);
+  r.n_workloads = 3;
+  for (int i = 0; i < 3; i++) {
+    r.wl[i].reps = 10;
+    r.wl[i].time_ns_median = 1000;
+    r.wl[i].time_ns_iqr = 1000 * spread;
+  }
+  return &r;
+}
+
+Test(planner, a_step_within_the_measured_noise_prunes_and_demotes_nothing) {
+  void *p = new_planner(&ks_planner_builtin, 1);
+  ks_wm *wm = ks_wm_new("t");
+  ks_err err;
+  ks_planner_builtin.init_tree(p, wm, &err);
+  char fid[KS_WM_ID_MAX];
+  ks_strlcpy(fid, ks_wm_node_at(wm, 1)->id, sizeof fid);
+  ks_planner_builtin.remember(p, 1, "{\"VEC\":\"8\",\"UNROLL\":\"1\"}");
+  /* this run's timings spread by 10% */
+  ks_planner_builtin.observe(p, wm, fid, 1, 2.0, noisy_result(0.10), &err);
+  const ks_wm_node *kids[8];
+  int nk = ks_wm_children(wm, fid, kids, 8);
+  char v16[KS_WM_ID_MAX] = "", v4[KS_WM_ID_MAX] = "", u2[KS_WM_ID_MAX] = "";
+  for (int i = 0; i < nk; i++)
+    ks_strlcpy(!strcmp(kids[i]->choice, "VEC=16")  ? v16
+               : !strcmp(kids[i]->choice, "VEC=4") ? v4
+                                                   : u2,
+               kids[i]->id, KS_WM_ID_MAX);
+  double pu2 = ks_wm_find(wm, u2)->action.priority;
+  double pv4 = ks_wm_find(wm, v4)->action.priority;
+  /* 5% above the parent, inside the 10% noise: a tie. It is a valid point
+   * (solved, expanded) but prunes no sibling and moves no twin */
+  ks_planner_builtin.remember(p, 2, "{\"VEC\":\"16\",\"UNROLL\":\"1\"}");
+  ks_planner_builtin.observe(p, wm, v16, 2, 2.1, noisy_result(0.10), &err);
+  cr_assert_eq(ks_wm_find(wm, v16)->status, KS_WM_SOLVED);
+  cr_assert_eq(ks_wm_find(wm, u2)->status, KS_WM_OPEN);
+  cr_assert_float_eq(ks_wm_find(wm, u2)->action.priority, pu2, 1e-12);
+  cr_assert_float_eq(ks_wm_find(wm, v4)->action.priority, pv4, 1e-12);
+  /* 5% below: also a tie, so no demotion */
+  ks_planner_builtin.remember(p, 3, "{\"VEC\":\"4\",\"UNROLL\":\"1\"}");
+  ks_planner_builtin.observe(p, wm, v4, 3, 1.9, noisy_result(0.10), &err);
+  cr_assert_eq(ks_wm_find(wm, v4)->status, KS_WM_SOLVED);
+  /* 30% above, beyond the noise: the parent's other steps are superseded */
+  ks_planner_builtin.remember(p, 4, "{\"VEC\":\"8\",\"UNROLL\":\"2\"}");
+  ks_planner_builtin.observe(p, wm, u2, 4, 2.6, noisy_result(0.10), &err);
+  cr_assert_eq(ks_wm_find(wm, u2)->status, KS_WM_SOLVED);
+  ks_wm_free(wm);
+  ks_planner_builtin.destroy(p);
 }
