@@ -1,5 +1,5 @@
 // ksearch: backend=cuda entry=attention_prefill
-// ksearch: launch grid=(cdiv(seqlen, 4), heads_q, batch) block=(128)
+// ksearch: launch grid=(cdiv(seqlen, 4), heads_q, batch) block=(128, 1, 1)
 //
 // Device baseline for tasks/attention_prefill on CUDA (DESIGN.md:
 // Evaluation, baselines): the plain kernel, one warp per query, keys one at

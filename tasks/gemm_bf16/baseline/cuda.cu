@@ -1,5 +1,5 @@
 // ksearch: backend=cuda entry=gemm_bf16
-// ksearch: launch grid=(cdiv(n, 16), cdiv(m, 16)) block=(256)
+// ksearch: launch grid=(cdiv(n, 16), cdiv(m, 16)) block=(256, 1)
 //
 // Device baseline for tasks/gemm_bf16 on CUDA (DESIGN.md: Evaluation,
 // baselines): the textbook shared-memory tiled kernel, 16 x 16 tiles, one

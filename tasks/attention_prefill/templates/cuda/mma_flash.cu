@@ -3,7 +3,7 @@
 // ksearch: concepts=online_softmax,tensor_core_mma,ldmatrix_fragments,double_buffering_cp_async,shared_memory_tiling,bank_conflict_padding
 // ksearch: param BQ in 64,128
 // ksearch: param BKV in 64,32
-// ksearch: launch grid=(cdiv(seqlen, BQ), heads_q, batch) block=(2 * BQ) smem=((BQ + 4 * BKV) * (head_dim + 8) * 2)
+// ksearch: launch grid=(cdiv(seqlen, BQ), heads_q, batch) block=(2 * BQ, 1, 1) smem=((BQ + 4 * BKV) * (head_dim + 8) * 2)
 //
 // CUDA template for tasks/attention_prefill, family mma_flash (DESIGN.md:
 // Templates): FlashAttention-2 on mma.sync m16n8k16 bf16 (sm_80+). A block

@@ -2,7 +2,7 @@
 // ksearch: family=warp_two_pass
 // ksearch: concepts=shared_memory_tiling,warp_shuffle_reduction,bank_conflict_padding
 // ksearch: param WARPS in 8,4,16
-// ksearch: launch grid=(cdiv(seqlen, WARPS), heads_q, batch) block=(32 * WARPS) smem=(4 * WARPS * head_dim + 2 * 2 * 32 * (head_dim + 2))
+// ksearch: launch grid=(cdiv(seqlen, WARPS), heads_q, batch) block=(32 * WARPS, 1, 1) smem=(4 * WARPS * head_dim + 2 * 2 * 32 * (head_dim + 2))
 //
 // CUDA template for tasks/attention_prefill, family warp_two_pass (DESIGN.md:
 // Templates): the exact two-pass softmax on the GPU, the CUDA counterpart of

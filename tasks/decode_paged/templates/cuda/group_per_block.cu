@@ -3,7 +3,7 @@
 // ksearch: concepts=online_softmax,paged_gather,vector_loads_128,warp_shuffle_reduction
 // ksearch: param WARPS in 8,4,2
 // ksearch: param UNROLL in 2,1,4
-// ksearch: launch grid=(heads_kv, batch) block=(32 * WARPS)
+// ksearch: launch grid=(heads_kv, batch) block=(32 * WARPS, 1)
 //
 // CUDA template for tasks/decode_paged, family group_per_block (DESIGN.md:
 // Templates): one launch, no split: a block per (kv head, sequence) walks the

@@ -4,8 +4,8 @@
 // ksearch: param SPLIT_TOK in 256,128,512,1024
 // ksearch: param WARPS in 4,8,2
 // ksearch: param UNROLL in 2,1,4
-// ksearch: launch kernel=decode_split grid=(cdiv(max_pages * page_size, SPLIT_TOK), heads_kv, batch) block=(32 * WARPS) scratch=(4 * batch * heads_q * cdiv(max_pages * page_size, SPLIT_TOK) * (head_dim + 2))
-// ksearch: launch kernel=decode_merge grid=(heads_q, batch) block=(128)
+// ksearch: launch kernel=decode_split grid=(cdiv(max_pages * page_size, SPLIT_TOK), heads_kv, batch) block=(32 * WARPS, 1, 1) scratch=(4 * batch * heads_q * cdiv(max_pages * page_size, SPLIT_TOK) * (head_dim + 2))
+// ksearch: launch kernel=decode_merge grid=(heads_q, batch) block=(128, 1)
 //
 // CUDA template for tasks/decode_paged, family split_kv (DESIGN.md:
 // Templates): flash-decoding. Pass 1: a block per (key range of SPLIT_TOK

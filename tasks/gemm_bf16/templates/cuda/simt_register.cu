@@ -4,7 +4,7 @@
 // ksearch: param TILE_M in 128,64
 // ksearch: param TILE_N in 128,64
 // ksearch: param TILE_K in 16,8,32
-// ksearch: launch grid=(cdiv(n, TILE_N), cdiv(m, TILE_M)) block=((TILE_M / 8) * (TILE_N / 8))
+// ksearch: launch grid=(cdiv(n, TILE_N), cdiv(m, TILE_M)) block=((TILE_M / 8) * (TILE_N / 8), 1)
 //
 // CUDA template for tasks/gemm_bf16, family simt_register (DESIGN.md:
 // Templates): no tensor cores; each thread owns an 8 x 8 register tile of c

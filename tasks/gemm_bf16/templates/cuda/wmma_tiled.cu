@@ -4,7 +4,7 @@
 // ksearch: param TILE_M in 128,64
 // ksearch: param TILE_N in 128,64
 // ksearch: param WARPS in 8,4
-// ksearch: launch grid=(cdiv(n, TILE_N), cdiv(m, TILE_M)) block=(32 * WARPS) smem=(max(2 * (TILE_M * 40 + 32 * (TILE_N + 8)), 4 * TILE_M * (TILE_N + 4)))
+// ksearch: launch grid=(cdiv(n, TILE_N), cdiv(m, TILE_M)) block=(32 * WARPS, 1) smem=(max(2 * (TILE_M * 40 + 32 * (TILE_N + 8)), 4 * TILE_M * (TILE_N + 4)))
 //
 // CUDA template for tasks/gemm_bf16, family wmma_tiled (DESIGN.md: Templates):
 // tensor cores through the portable nvcuda::wmma API (16x16x16 bf16
