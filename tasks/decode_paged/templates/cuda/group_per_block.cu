@@ -2,7 +2,8 @@
 // ksearch: family=group_per_block
 // ksearch: concepts=online_softmax,paged_gather,vector_loads_128,warp_shuffle_reduction
 // ksearch: param WARPS in 8,4,2
-// ksearch: param UNROLL in 2,1,4
+// ksearch: param UNROLL in 4,2,1
+// ksearch: param GMAX in 4,8
 // ksearch: launch grid=(heads_kv, batch) block=(32 * WARPS, 1)
 //
 // CUDA template for tasks/decode_paged, family group_per_block (DESIGN.md:
@@ -23,7 +24,10 @@
 #define UNROLL 2
 #endif
 #define PAGE 16
-#define MAXG 8 /* query heads per kv head held in registers */
+#ifndef GMAX
+#define GMAX 4
+#endif
+#define MAXG 8 /* query heads per kv head: instances for 1, 2, 4 and, with GMAX 8, 8 */
 #define MAXD 128 /* largest head_dim instance */
 
 __device__ __forceinline__ void bf8(const uint4 &u, float *f) {
@@ -38,7 +42,7 @@ __device__ __forceinline__ void bf8(const uint4 &u, float *f) {
 
 // One (sequence b, kv head g, token range [t0, t1)): the group's partial
 // softmax state, merged over the block, into part[(b*heads_q + h)*ns + s]
-template <int D>
+template <int D, int G>
 __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
                             const __nv_bfloat16 *__restrict__ kc,
                             const __nv_bfloat16 *__restrict__ vc,
@@ -50,13 +54,12 @@ __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
   constexpr int LPT = D / 8;       // lanes per token
   constexpr int TPW = 32 / LPT;    // tokens per warp at once
   constexpr int NGRP = WARPS * TPW; // lane groups in the block
-  const int G = (int)(heads_q / heads_kv);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int sub = lane / LPT, li = lane % LPT, grp = warp * TPW + sub;
   const float scale = 1.f / sqrtf((float)D);
-  float qv[MAXG][8], acc[MAXG][8], m[MAXG], l[MAXG];
+  float qv[G][8], acc[G][8], m[G], l[G];
 #pragma unroll
-  for (int hh = 0; hh < MAXG; hh++) {
+  for (int hh = 0; hh < G; hh++) {
     m[hh] = -INFINITY;
     l[hh] = 0.f;
 #pragma unroll
@@ -64,13 +67,11 @@ __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
       acc[hh][e] = 0.f;
       qv[hh][e] = 0.f;
     }
-    if (hh < G) {
-      uint4 u = __ldg((const uint4 *)(q + ((b * heads_q + g * G + hh) * D + li * 8)));
-      bf8(u, qv[hh]);
+    uint4 u = __ldg((const uint4 *)(q + ((b * heads_q + g * G + hh) * D + li * 8)));
+    bf8(u, qv[hh]);
 #pragma unroll
-      for (int e = 0; e < 8; e++)
-        qv[hh][e] *= scale;
-    }
+    for (int e = 0; e < 8; e++)
+      qv[hh][e] *= scale;
   }
   const int *pt = page_table + b * max_pages;
   // the loop bound is the same for every lane (the shuffles below need the
@@ -96,9 +97,7 @@ __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
       bf8(ku[u], kf);
       bf8(vu[u], vf);
 #pragma unroll
-      for (int hh = 0; hh < MAXG; hh++) {
-        if (hh >= G)
-          break;
+      for (int hh = 0; hh < G; hh++) {
         float s = 0.f;
 #pragma unroll
         for (int e = 0; e < 8; e++)
@@ -123,9 +122,7 @@ __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
 #pragma unroll
   for (int off = LPT; off < 32; off <<= 1)
 #pragma unroll
-    for (int hh = 0; hh < MAXG; hh++) {
-      if (hh >= G)
-        break;
+    for (int hh = 0; hh < G; hh++) {
       float m2 = __shfl_xor_sync(0xffffffffu, m[hh], off);
       float l2 = __shfl_xor_sync(0xffffffffu, l[hh], off);
       float mn = fmaxf(m[hh], m2);
@@ -145,9 +142,7 @@ __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
   float *sl = sm + WARPS * MAXG;          // [WARPS][MAXG]
   if (sub == 0)
 #pragma unroll
-    for (int hh = 0; hh < MAXG; hh++) {
-      if (hh >= G)
-        break;
+    for (int hh = 0; hh < G; hh++) {
       if (li == 0) {
         sm[warp * MAXG + hh] = m[hh];
         sl[warp * MAXG + hh] = l[hh];
@@ -182,16 +177,15 @@ __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
   }
 }
 
-template <int D>
+template <int D, int G>
 __device__ void group_pass(const __nv_bfloat16 *q, const __nv_bfloat16 *kc,
                            const __nv_bfloat16 *vc, const int *page_table,
                            const int *seq_lens, __nv_bfloat16 *o, long heads_q,
                            long heads_kv, long max_pages, float *smem) {
   const long g = blockIdx.x, b = blockIdx.y;
-  const int G = (int)(heads_q / heads_kv);
-  range_state<D>(q, kc, vc, page_table, heads_q, heads_kv, max_pages, b, g, 0,
-                 seq_lens[b], nullptr, nullptr, nullptr, 0, smem,
-                 o + (b * heads_q + g * G) * D);
+  range_state<D, G>(q, kc, vc, page_table, heads_q, heads_kv, max_pages, b, g, 0,
+                    seq_lens[b], nullptr, nullptr, nullptr, 0, smem,
+                    o + (b * heads_q + g * G) * D);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
@@ -201,19 +195,20 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS)
                  long heads_q, long heads_kv, long head_dim, long num_pages, long max_pages) {
   (void)batch, (void)num_pages;
   __shared__ float red[WARPS * MAXG * (MAXD + 2)];
-  if (heads_q / heads_kv > MAXG)
-    __trap(); // a GQA group wider than the registers this template holds
-  switch (head_dim) {
-  case 64:
-    group_pass<64>(q, k_cache, v_cache, page_table, seq_lens, o, heads_q, heads_kv, max_pages, red);
+  // compile-time head_dim and group width: registers for exactly the group
+  switch (head_dim * 16 + heads_q / heads_kv) {
+#define GROUP_CASE(DD, GG)                                                     \
+  case DD * 16 + GG:                                                           \
+    group_pass<DD, GG>(q, k_cache, v_cache, page_table, seq_lens, o, heads_q,  \
+                       heads_kv, max_pages, red);                              \
     break;
-  case 128:
-    group_pass<128>(q, k_cache, v_cache, page_table, seq_lens, o, heads_q, heads_kv, max_pages, red);
-    break;
-  case 32:
-    group_pass<32>(q, k_cache, v_cache, page_table, seq_lens, o, heads_q, heads_kv, max_pages, red);
-    break;
+    GROUP_CASE(128, 4) GROUP_CASE(128, 1) GROUP_CASE(128, 2)
+    GROUP_CASE(64, 4) GROUP_CASE(64, 1) GROUP_CASE(64, 2)
+    GROUP_CASE(32, 4) GROUP_CASE(32, 1) GROUP_CASE(32, 2)
+#if GMAX >= 8
+    GROUP_CASE(128, 8) GROUP_CASE(64, 8) GROUP_CASE(32, 8)
+#endif
   default:
-    __trap();
+    __trap(); // no instance: head_dim 32/64/128 and groups of 1, 2, 4 (8 with GMAX 8)
   }
 }

@@ -3,7 +3,8 @@
 // ksearch: concepts=split_kv_flash_decoding,online_softmax,paged_gather,vector_loads_128,warp_shuffle_reduction
 // ksearch: param SPLIT_TOK in 256,128,512,1024
 // ksearch: param WARPS in 4,8,2
-// ksearch: param UNROLL in 2,1,4
+// ksearch: param UNROLL in 4,2,1
+// ksearch: param GMAX in 4,8
 // ksearch: launch kernel=decode_split grid=(cdiv(max_pages * page_size, SPLIT_TOK), heads_kv, batch) block=(32 * WARPS, 1, 1) scratch=(4 * batch * heads_q * cdiv(max_pages * page_size, SPLIT_TOK) * (head_dim + 2))
 // ksearch: launch kernel=decode_merge grid=(heads_q, batch) block=(128, 1)
 //
@@ -16,7 +17,10 @@
 // used. Pages are gathered through page_table per token (page = t / 16,
 // slot = t % 16). Each lane group keeps its own online-softmax state (float
 // max, sum, unnormalized output); the block merges them in shared memory and
-// writes (m, l, o) per query head and range to scratch. Pass 2 merges the
+// writes (m, l, o) per query head and range to scratch. head_dim and the group
+// width are compile-time (instances for groups of 1, 2, 4, and 8 when GMAX is
+// 8: the widest instance sets the kernel's registers, so GMAX 4 keeps more
+// warps resident when no group is wider). Pass 2 merges the
 // ranges of a sequence: M = max m_s, o = sum o_s e^(m_s - M) / sum l_s
 // e^(m_s - M). Ranges past seq_lens[b] are never written nor read.
 #include <cuda_bf16.h>
@@ -32,7 +36,10 @@
 #define UNROLL 2
 #endif
 #define PAGE 16
-#define MAXG 8 /* query heads per kv head held in registers */
+#ifndef GMAX
+#define GMAX 4
+#endif
+#define MAXG 8 /* query heads per kv head: instances for 1, 2, 4 and, with GMAX 8, 8 */
 #define MAXD 128 /* largest head_dim instance */
 
 __device__ __forceinline__ void bf8(const uint4 &u, float *f) {
@@ -47,7 +54,7 @@ __device__ __forceinline__ void bf8(const uint4 &u, float *f) {
 
 // One (sequence b, kv head g, token range [t0, t1)): the group's partial
 // softmax state, merged over the block, into part[(b*heads_q + h)*ns + s]
-template <int D>
+template <int D, int G>
 __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
                             const __nv_bfloat16 *__restrict__ kc,
                             const __nv_bfloat16 *__restrict__ vc,
@@ -59,13 +66,12 @@ __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
   constexpr int LPT = D / 8;       // lanes per token
   constexpr int TPW = 32 / LPT;    // tokens per warp at once
   constexpr int NGRP = WARPS * TPW; // lane groups in the block
-  const int G = (int)(heads_q / heads_kv);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int sub = lane / LPT, li = lane % LPT, grp = warp * TPW + sub;
   const float scale = 1.f / sqrtf((float)D);
-  float qv[MAXG][8], acc[MAXG][8], m[MAXG], l[MAXG];
+  float qv[G][8], acc[G][8], m[G], l[G];
 #pragma unroll
-  for (int hh = 0; hh < MAXG; hh++) {
+  for (int hh = 0; hh < G; hh++) {
     m[hh] = -INFINITY;
     l[hh] = 0.f;
 #pragma unroll
@@ -73,13 +79,11 @@ __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
       acc[hh][e] = 0.f;
       qv[hh][e] = 0.f;
     }
-    if (hh < G) {
-      uint4 u = __ldg((const uint4 *)(q + ((b * heads_q + g * G + hh) * D + li * 8)));
-      bf8(u, qv[hh]);
+    uint4 u = __ldg((const uint4 *)(q + ((b * heads_q + g * G + hh) * D + li * 8)));
+    bf8(u, qv[hh]);
 #pragma unroll
-      for (int e = 0; e < 8; e++)
-        qv[hh][e] *= scale;
-    }
+    for (int e = 0; e < 8; e++)
+      qv[hh][e] *= scale;
   }
   const int *pt = page_table + b * max_pages;
   // the loop bound is the same for every lane (the shuffles below need the
@@ -105,9 +109,7 @@ __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
       bf8(ku[u], kf);
       bf8(vu[u], vf);
 #pragma unroll
-      for (int hh = 0; hh < MAXG; hh++) {
-        if (hh >= G)
-          break;
+      for (int hh = 0; hh < G; hh++) {
         float s = 0.f;
 #pragma unroll
         for (int e = 0; e < 8; e++)
@@ -132,9 +134,7 @@ __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
 #pragma unroll
   for (int off = LPT; off < 32; off <<= 1)
 #pragma unroll
-    for (int hh = 0; hh < MAXG; hh++) {
-      if (hh >= G)
-        break;
+    for (int hh = 0; hh < G; hh++) {
       float m2 = __shfl_xor_sync(0xffffffffu, m[hh], off);
       float l2 = __shfl_xor_sync(0xffffffffu, l[hh], off);
       float mn = fmaxf(m[hh], m2);
@@ -154,9 +154,7 @@ __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
   float *sl = sm + WARPS * MAXG;          // [WARPS][MAXG]
   if (sub == 0)
 #pragma unroll
-    for (int hh = 0; hh < MAXG; hh++) {
-      if (hh >= G)
-        break;
+    for (int hh = 0; hh < G; hh++) {
       if (li == 0) {
         sm[warp * MAXG + hh] = m[hh];
         sl[warp * MAXG + hh] = l[hh];
@@ -192,7 +190,7 @@ __device__ void range_state(const __nv_bfloat16 *__restrict__ q,
 }
 
 // scratch: per (b, h, split) a record of D + 2 floats: o[0..D), m, l
-template <int D>
+template <int D, int G>
 __device__ void split_pass(const __nv_bfloat16 *q, const __nv_bfloat16 *kc,
                            const __nv_bfloat16 *vc, const int *page_table,
                            const int *seq_lens, long heads_q, long heads_kv,
@@ -202,9 +200,8 @@ __device__ void split_pass(const __nv_bfloat16 *q, const __nv_bfloat16 *kc,
   const long t0 = s * SPLIT_TOK, t1 = t0 + SPLIT_TOK < len ? t0 + SPLIT_TOK : len;
   if (t0 >= len)
     return; // the merge reads only cdiv(len, SPLIT_TOK) ranges
-  const int G = (int)(heads_q / heads_kv);
   float *rec = scratch + ((b * heads_q + g * G) * ns + s) * (D + 2);
-  range_state<D>(q, kc, vc, page_table, heads_q, heads_kv, max_pages, b, g, t0, t1,
+  range_state<D, G>(q, kc, vc, page_table, heads_q, heads_kv, max_pages, b, g, t0, t1,
                  rec + D, rec + D + 1, rec, ns * (D + 2), smem, nullptr);
 }
 
@@ -216,20 +213,21 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS)
                  float *scratch) {
   (void)o, (void)batch, (void)num_pages;
   __shared__ float red[WARPS * MAXG * (MAXD + 2)];
-  if (heads_q / heads_kv > MAXG)
-    __trap(); // a GQA group wider than the registers this template holds
-  switch (head_dim) {
-  case 64:
-    split_pass<64>(q, k_cache, v_cache, page_table, seq_lens, heads_q, heads_kv, max_pages, scratch, red);
+  // compile-time head_dim and group width: registers for exactly the group
+  switch (head_dim * 16 + heads_q / heads_kv) {
+#define SPLIT_CASE(DD, GG)                                                     \
+  case DD * 16 + GG:                                                           \
+    split_pass<DD, GG>(q, k_cache, v_cache, page_table, seq_lens, heads_q,     \
+                       heads_kv, max_pages, scratch, red);                     \
     break;
-  case 128:
-    split_pass<128>(q, k_cache, v_cache, page_table, seq_lens, heads_q, heads_kv, max_pages, scratch, red);
-    break;
-  case 32:
-    split_pass<32>(q, k_cache, v_cache, page_table, seq_lens, heads_q, heads_kv, max_pages, scratch, red);
-    break;
+    SPLIT_CASE(128, 4) SPLIT_CASE(128, 1) SPLIT_CASE(128, 2)
+    SPLIT_CASE(64, 4) SPLIT_CASE(64, 1) SPLIT_CASE(64, 2)
+    SPLIT_CASE(32, 4) SPLIT_CASE(32, 1) SPLIT_CASE(32, 2)
+#if GMAX >= 8
+    SPLIT_CASE(128, 8) SPLIT_CASE(64, 8) SPLIT_CASE(32, 8)
+#endif
   default:
-    __trap();
+    __trap(); // no instance: head_dim 32/64/128 and groups of 1, 2, 4 (8 with GMAX 8)
   }
 }
 
