@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
 #ifdef MMA_PIPE
   g.x = ((m + TILE_M - 1) / TILE_M) * ((n + TILE_N - 1) / TILE_N);
   bl.x = 32 * WARPS;
-  smem = STAGES * (TILE_M * 40 + 32 * (TILE_N + 8)) * 2;
+  smem = STAGES * (TILE_M * (TK + 8) + TK * (TILE_N + 8)) * 2;
 #elif defined(WMMA)
   g.x = (n + TILE_N - 1) / TILE_N;
   g.y = (m + TILE_M - 1) / TILE_M;

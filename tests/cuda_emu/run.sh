@@ -23,6 +23,7 @@ pass=0 fail=0
 cases=(
   "gemm|gemm_bf16/templates/cuda/mma_pipeline.cu|MMA_PIPE|TILE_M=64 TILE_N=64 WARPS=4 STAGES=3 GROUP_M=2|130 136 104"
   "gemm|gemm_bf16/templates/cuda/mma_pipeline.cu|MMA_PIPE||200 264 72"
+  "gemm|gemm_bf16/templates/cuda/mma_pipeline.cu|MMA_PIPE|TILE_K=64 TILE_M=64 TILE_N=64 WARPS=4 STAGES=3|100 72 200"
   "gemm|gemm_bf16/templates/cuda/mma_pipeline.cu|MMA_PIPE|TILE_M=64 TILE_N=256 WARPS=4 STAGES=2 GROUP_M=1|70 129 35"
   "gemm|gemm_bf16/templates/cuda/wmma_tiled.cu|WMMA|TILE_M=64 TILE_N=64 WARPS=4|70 129 35"
   "gemm|gemm_bf16/templates/cuda/simt_register.cu|SIMT|TILE_M=64 TILE_K=32|130 64 40"

@@ -3,14 +3,15 @@
 // ksearch: concepts=tensor_core_mma,ldmatrix_fragments,double_buffering_cp_async,shared_memory_tiling,bank_conflict_padding
 // ksearch: param TILE_M in 128,64
 // ksearch: param TILE_N in 128,256,64
+// ksearch: param TILE_K in 32,64
 // ksearch: param WARPS in 8,4
 // ksearch: param STAGES in 4,3,2
 // ksearch: param GROUP_M in 8,1,4
-// ksearch: launch grid=(cdiv(m, TILE_M) * cdiv(n, TILE_N)) block=(32 * WARPS) smem=(STAGES * (TILE_M * 40 + 32 * (TILE_N + 8)) * 2)
+// ksearch: launch grid=(cdiv(m, TILE_M) * cdiv(n, TILE_N)) block=(32 * WARPS) smem=(STAGES * (TILE_M * (TILE_K + 8) + TILE_K * (TILE_N + 8)) * 2)
 //
 // CUDA template for tasks/gemm_bf16, family mma_pipeline (DESIGN.md: Templates):
 // tensor cores through mma.sync m16n8k16 bf16 (float32 accumulators, any
-// sm_80+), operands moved global -> shared by cp.async in a STAGES-deep ring
+// sm_80+), operands moved global -> shared by cp.async in a STAGES-deep ring of TILE_K-deep tiles
 // and shared -> registers by ldmatrix (.trans for B, which is row-major
 // [k][n]). A block owns a TILE_M x TILE_N tile of c; its warps form a 2 x
 // (WARPS/2) grid, each a (TILE_M/2) x (TILE_N/(WARPS/2)) piece. Rows of the
@@ -37,7 +38,10 @@
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
-#define TK 32
+#ifndef TILE_K
+#define TILE_K 32
+#endif
+#define TK TILE_K
 #define THREADS (32 * WARPS)
 #define WM 2
 #define WN (WARPS / 2)
