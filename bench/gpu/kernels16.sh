@@ -16,7 +16,7 @@
 #      ratios to the baseline and to torch, fraction of copy for decode).
 # Every step has its own time limit and one failure never stops the rest; the
 # whole stays under TOTAL seconds (default 460: the 8-minute budget).
-#   bench/gpu/kernels16.sh OUTDIR
+#   [KS_COMMIT=SHA] [TOTAL=460] [BUDGET=8] [TASKS="..."] bench/gpu/kernels16.sh OUTDIR
 set -u
 out=${1:?usage: kernels16.sh OUTDIR}
 mkdir -p "$out/evals" "$out/runs"
@@ -47,7 +47,8 @@ print(d.get("status"), (d.get("error") or "")[:160].replace("\n", " "), " ".join
 PY
 }
 
-git -C "$here/../.." rev-parse HEAD >"$out/commit.txt" 2>/dev/null
+# the commit measured: KS_COMMIT (the device copy may have no .git), else git
+echo "${KS_COMMIT:-$(git -C "$here/../.." rev-parse HEAD 2>/dev/null)}" >"$out/commit.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >"$out/nvidia-smi.csv" 2>&1
 timeout "$(cap 90)" "$ks" roofline --backend cuda --json >"$out/roofline.json" 2>"$out/roofline.err" || log "roofline failed: $(tail -c 300 "$out/roofline.err")"
 log "roofline: $(tr -d '\n' <"$out/roofline.json" | cut -c1-300)"
