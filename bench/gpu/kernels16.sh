@@ -30,13 +30,13 @@ log() { echo "[$(date +%T) +$(($(date +%s) - start))s] $*" | tee -a "$out/log.tx
 left() { echo $((start + total - $(date +%s))); }
 # a step's limit: its own cap, never past the deadline (minus a margin for the summary)
 cap() { local l=$(($(left) - 15)); [[ $l -lt $1 ]] && echo $((l > 1 ? l : 1)) || echo "$1"; }
-brief() { # one line from an eval JSON
-  python3 - "$1" <<'PY' 2>/dev/null || echo "no JSON"
+brief() { # one line from an eval JSON (else the tail of its stderr, $2)
+  python3 - "$1" <<'PY' 2>/dev/null || echo "no JSON: $(tail -c 300 "${2:-/dev/null}" 2>/dev/null | tr '\n' ' ')"
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
 except Exception:
-    print("no JSON"); sys.exit()
+    sys.exit(1)
 ws = d.get("workloads", [])
 print(d.get("status"), (d.get("error") or "")[:160].replace("\n", " "), " ".join(
     "%s:%s:%.3gms%s" % ("x".join(str(v) for v in w["axes"].values()),
@@ -60,7 +60,7 @@ for t in "${tasks[@]}"; do
   [[ $(left) -gt 30 ]] || { log "$t baseline: skipped (time)"; continue; }
   timeout "$(cap 240)" "$ks" eval "$t" "$f" --backend cuda --json -q --seeds 1 --min-time 0.02 --min-reps 3 \
     >"$out/evals/$t.baseline.json" 2>"$out/evals/$t.baseline.err"
-  log "$t baseline: exit $? $(brief "$out/evals/$t.baseline.json")"
+  log "$t baseline: exit $? $(brief "$out/evals/$t.baseline.json" "$out/evals/$t.baseline.err")"
 done
 for t in "${tasks[@]}"; do
   for f in tasks/$t/templates/cuda/*.cu; do
@@ -68,7 +68,7 @@ for t in "${tasks[@]}"; do
     [[ $(left) -gt 30 ]] || { log "$t $n: skipped (time)"; continue; }
     timeout "$(cap 120)" "$ks" eval "$t" "$f" --backend cuda --json -q --seeds 1 --min-time 0.05 --min-reps 5 \
       >"$out/evals/$t.$n.json" 2>"$out/evals/$t.$n.err"
-    log "$t $n: exit $? $(brief "$out/evals/$t.$n.json")"
+    log "$t $n: exit $? $(brief "$out/evals/$t.$n.json" "$out/evals/$t.$n.err")"
   done
 done
 
