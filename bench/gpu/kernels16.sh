@@ -66,7 +66,7 @@ for t in "${tasks[@]}"; do
   for f in tasks/$t/templates/cuda/*.cu; do
     n=$(basename "$f" .cu)
     [[ $(left) -gt 30 ]] || { log "$t $n: skipped (time)"; continue; }
-    timeout "$(cap 120)" "$ks" eval "$t" "$f" --backend cuda --json -q --seeds 1 --min-time 0.05 --min-reps 5 \
+    timeout "$(cap 120)" "$ks" eval "$t" "$f" --backend cuda --json -q --seeds 1 --min-time 0.05 --min-reps 5 --timeout 90 \
       >"$out/evals/$t.$n.json" 2>"$out/evals/$t.$n.err"
     log "$t $n: exit $? $(brief "$out/evals/$t.$n.json" "$out/evals/$t.$n.err")"
   done
