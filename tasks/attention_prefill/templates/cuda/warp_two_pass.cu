@@ -11,7 +11,7 @@
 // only scores keys for the row max and the sum (the sum rescaled when the
 // max grows), and pass 2 scores them again and accumulates exp(s - max) / sum
 // times V: twice the Q K^T work, no rescaling of the output. Causal and GQA as
-// the task says.
+// the task says. The staging is the same text as warp_query.cu's: change both.
 #include <cuda_bf16.h>
 
 #ifndef WARPS

@@ -13,7 +13,8 @@
 // per-lane-group online softmax merged by warp butterflies and shared memory)
 // and writes o directly. No scratch and no second pass; parallelism is only
 // batch x heads_kv blocks, so it suits many sequences and loses to split_kv
-// on few long ones.
+// on few long ones. range_state and its helpers are the same text as
+// split_kv.cu's (a template is one self-contained file): change both.
 #include <cuda_bf16.h>
 #include <stdint.h>
 

@@ -16,6 +16,8 @@
 // counts becomes each block's start and the totals' exclusive scan is
 // offsets. route_place: each block ranks its assignments by warp match_any
 // and per-warp counts and writes sorted. experts <= 256, topk <= 32.
+// warp_topk, place_range and scan_experts are the same text as in
+// fused_persistent.cu (a template is one self-contained file): change all.
 #include <cuda_bf16.h>
 #include <stdint.h>
 

@@ -13,7 +13,8 @@
 // in order with the same stable chunk ranking as the other families (warp
 // match_any + per-warp count scan). Serial in the second pass: the family
 // that shows what the fused and block-parallel layouts buy. topk <= 8,
-// experts <= 256.
+// experts <= 256. place_range and scan_experts are the same text as in
+// fused_persistent.cu (a template is one self-contained file): change all.
 #include <cuda_bf16.h>
 #include <stdint.h>
 
