@@ -245,8 +245,12 @@ template <class F> void launch(dim3 grid, dim3 block, size_t smem, F f) {
   gridDim = grid;
   blockDim = block;
   unsigned nt = block.x * block.y * block.z;
-  std::vector<unsigned char> dyn(smem + 256);
+  // 64 KiB of guard after the dynamic shared memory: a kernel that uses more
+  // than its launch gives it is reported, not left to corrupt the heap
+  const size_t guard = 65536;
+  std::vector<unsigned char> dyn(smem + guard + 128);
   g_dyn = (unsigned char *)(((uintptr_t)dyn.data() + 127) & ~(uintptr_t)127);
+  memset(g_dyn + smem, 0x5C, guard);
   for (unsigned bz = 0; bz < grid.z; bz++)
     for (unsigned by = 0; by < grid.y; by++)
       for (unsigned bx = 0; bx < grid.x; bx++) {
@@ -273,6 +277,14 @@ template <class F> void launch(dim3 grid, dim3 block, size_t smem, F f) {
           x.join();
         for (auto &w : ws)
           delete w.bar;
+        for (size_t i = 0; i < guard; i++)
+          if (g_dyn[smem + i] != 0x5C) {
+            fprintf(stderr,
+                    "block (%u,%u,%u) wrote past its %zu bytes of dynamic "
+                    "shared memory (first at byte %zu after the end)\n",
+                    bx, by, bz, smem, i);
+            abort();
+          }
       }
 }
 // nvcuda::wmma, emulated whole-matrix per lane (every lane holds the tile)
