@@ -128,10 +128,28 @@ void ks_tr_fini(ks_tr *x) {
 
 /* The concept a TODO on an identifier belongs to: the identifier's own, else
  * the block-level concept the enclosing function was seen using. */
-const char *ks_tr_concept_for(const ks_tr *x, const char *ident) {
+/* A concept the analyzer found on this very line, most specific first: an
+ * inline-PTX line (asm has no concept of its own) is then marked as the
+ * ldmatrix, TMA, cp.async or mma it is, not as the function's theme. */
+static const char *concept_on_line(const ks_tr *x, int line) {
+  static const char *const k_line[] = {"ldmatrix_fragments", "tma_bulk_copy",
+                                       "double_buffering_cp_async",
+                                       "tensor_core_mma", "paged_gather"};
+  for (size_t k = 0; k < sizeof k_line / sizeof *k_line; k++)
+    for (int i = 0; i < x->rep.n_hits; i++)
+      if (x->rep.hits[i].line == line &&
+          !strcmp(x->rep.hits[i].concept->id, k_line[k]))
+        return k_line[k];
+  return NULL;
+}
+
+const char *ks_tr_concept_for(const ks_tr *x, const char *ident, int line) {
   const ks_concept *c = ks_cuda_concept_of_ident(x->cs, ident);
   if (c)
     return c->id;
+  const char *on = concept_on_line(x, line);
+  if (on)
+    return on;
   static const char *const k_pref[] = {
       "shared_memory_tiling", "block_reduction", "chunked_scan",
       "double_buffering_cp_async", "split_kv_flash_decoding"};

@@ -110,7 +110,7 @@ void ks_tr_body(ks_tr *x, const ks_cu_func *f, const char *prologue);
  * enclosing function uses; NULL: none); the identifier an expression [a, b)
  * starts from (skipping ( & * and casts; -1: none); whether token i names a
  * type. */
-const char *ks_tr_concept_for(const ks_tr *x, const char *ident);
+const char *ks_tr_concept_for(const ks_tr *x, const char *ident, int line);
 int ks_tr_base_ident(const ks_toks *ts, int a, int b);
 bool ks_tr_type_word(const ks_toks *ts, int i);
 

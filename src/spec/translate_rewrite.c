@@ -284,7 +284,7 @@ static int tr_ident(ks_tr *x, int i, int end) {
   const ks_spec_rule *r =
       ks_spec_rule_at(x->t, ts, i, what, sizeof what, why, sizeof why);
   if (r) {
-    ks_tr_todo(x, ks_tr_concept_for(x, w), ts->t[i].line,
+    ks_tr_todo(x, ks_tr_concept_for(x, w, ts->t[i].line), ts->t[i].line,
                "%s has no literal form on %s: %s", what, x->t->id, why);
   }
   emit_tok(x, i);

@@ -28,7 +28,7 @@ fi
 roof=$("$ks" roofline --backend cuda --json 2>/dev/null)
 check "roofline --backend cuda: copy, L2, fp32 and bf16 tensor peaks" "$(field '"yes" if d["copy_gbps"] > 0 and d["l2_gbps"] > 0 and d["peak_gflops"] > 0 and d["tc_bf16_gflops"] > 0 and d["sm_clock_mhz"] > 0 else "no"' "$roof")" "$roof"
 
-for t in softmax rmsnorm layernorm softmax_bf16 rmsnorm_bf16 layernorm_bf16 selective_scan; do
+for t in softmax rmsnorm layernorm softmax_bf16 rmsnorm_bf16 layernorm_bf16 selective_scan attention_prefill decode_paged moe_routing gemm_bf16; do
   out=$("$ks" eval "$t" "$here/tasks/$t/baseline/cuda.cu" --backend cuda --json -q --seeds 1 --min-time 0.02 --min-reps 3); rc=$?
   ok=$(field '"yes" if d["status"]=="ok" and all(w["correct"] and w["roofline_fraction"] > 0 and w["device_time_ns_min"] > 0 for w in d["workloads"]) else "no"' "$out")
   check "$t: the device baseline passes, timed, with a roofline fraction" "$([[ $rc == 0 ]] && echo "$ok")" "exit $rc: $out"

@@ -202,6 +202,27 @@ Test(spec_concepts, flash_attention) {
   ks_cuda_report_free(&r);
 }
 
+/* The issue-16 kernels: what the catalogue learned for them is found where
+ * it is used (ldmatrix fragments, paged gathers, split-KV ranges, online
+ * softmax with exp2, cp.async rings). */
+Test(spec_concepts, issue16_templates) {
+  ks_cuda_report r;
+  const char *f = "tasks/attention_prefill/templates/cuda/mma_flash.cu";
+  cc_analyze(f, &r);
+  cr_expect(cc_hit(&r, "ldmatrix_fragments", cc_line(f, "ldmatrix.sync")));
+  cr_expect(cc_hit(&r, "tensor_core_mma", 0));
+  cr_expect(cc_hit(&r, "online_softmax", cc_line(f, "exp2f((mrow")));
+  cr_expect(cc_hit(&r, "double_buffering_cp_async", 0));
+  cr_expect(!cc_hit(&r, "paged_gather", 0));
+  ks_cuda_report_free(&r);
+  f = "tasks/decode_paged/templates/cuda/split_kv.cu";
+  cc_analyze(f, &r);
+  cr_expect(cc_hit(&r, "paged_gather", 0));
+  cr_expect(cc_hit(&r, "split_kv_flash_decoding", 0));
+  cr_expect(!cc_hit(&r, "ldmatrix_fragments", 0));
+  ks_cuda_report_free(&r);
+}
+
 Test(spec_concepts, malformed_or_not_cuda) {
   char dir[] = "/tmp/ks-spec-XXXXXX";
   cr_assert_not_null(mkdtemp(dir));

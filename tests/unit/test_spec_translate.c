@@ -304,3 +304,33 @@ Test(spec_translate, metal_source_survives_a_todo_in_emit_kernel) {
   }
   tt_free(&c);
 }
+
+/* Inline PTX has no literal form anywhere; its TODO names the concept found
+ * on its line (the ldmatrix, mma or cp.async it is), whose target form the
+ * report gives, not the enclosing function's theme. */
+Test(spec_translate, inline_ptx_todos_name_their_concept) {
+  tt_case c;
+  tt_run("tasks/attention_prefill/templates/cuda/mma_flash.cu", false, "opencl",
+         &c);
+  const char *want[][2] = {{"ldmatrix_fragments", "ldmatrix.sync.aligned"},
+                           {"tensor_core_mma", "mma.sync.aligned"},
+                           {"double_buffering_cp_async", "cp.async.cg"}};
+  for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+    const char *at = strstr(c.src, want[k][1]);
+    cr_assert(at, "%s", want[k][1]);
+    int line = 1;
+    for (const char *p = c.src; p < at; p++)
+      line += *p == '\n';
+    bool found = false;
+    size_t i;
+    json_t *t;
+    json_array_foreach(c.t.todos, i, t) {
+      found |=
+          json_integer_value(json_object_get(t, "line")) == line &&
+          !strcmp(json_string_value(json_object_get(t, "concept")), want[k][0]);
+    }
+    cr_expect(found, "line %d (%s): no TODO under %s", line, want[k][1],
+              want[k][0]);
+  }
+  tt_free(&c);
+}

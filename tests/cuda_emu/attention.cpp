@@ -1,0 +1,80 @@
+// attention.cpp — CPU-emulation check of an attention_prefill CUDA kernel
+// (tests/cuda_emu/run.sh): causal GQA attention against a double-precision
+// reference, the task's bf16 tolerance. Geometry: MMA (mma_flash), BASE (the
+// baseline) or the warp families. Args: batch heads_q heads_kv seqlen head_dim.
+#include KFILE
+#include <random>
+int main(int argc, char **argv) {
+  long B = atol(argv[1]), Hq = atol(argv[2]), Hk = atol(argv[3]),
+       S = atol(argv[4]), D = atol(argv[5]);
+  std::mt19937 rng(2);
+  std::normal_distribution<float> nd;
+  std::vector<__nv_bfloat16> q(B * Hq * S * D), k(B * Hk * S * D),
+      v(B * Hk * S * D), o(B * Hq * S * D, __nv_bfloat16{0x7fc0});
+  for (auto &x : q)
+    x = __float2bfloat16_rn(nd(rng));
+  for (auto &x : k)
+    x = __float2bfloat16_rn(nd(rng));
+  for (auto &x : v)
+    x = __float2bfloat16_rn(nd(rng));
+  dim3 g, bl;
+  size_t smem;
+#ifdef MMA
+  g = {(unsigned)((S + BQ - 1) / BQ), (unsigned)Hq, (unsigned)B};
+  bl.x = 2 * BQ;
+  smem = (BQ + 4 * BKV) * (D + 8) * 2;
+#elif defined(BASE)
+  g = {(unsigned)((S + 3) / 4), (unsigned)Hq, (unsigned)B};
+  bl.x = 128;
+  smem = 0;
+#else
+  g = {(unsigned)((S + WARPS - 1) / WARPS), (unsigned)Hq, (unsigned)B};
+  bl.x = 32 * WARPS;
+  smem = 4 * WARPS * D + 2 * 2 * 32 * (D + 2);
+#endif
+  launch(g, bl, smem, [&] {
+    attention_prefill(q.data(), k.data(), v.data(), o.data(), B, Hq, Hk, S, D);
+  });
+  long bad = 0;
+  double maxe = 0;
+  std::vector<double> p(S);
+  for (long b = 0; b < B; b++)
+    for (long h = 0; h < Hq; h++)
+      for (long i = 0; i < S; i++) {
+        long gg = h / (Hq / Hk);
+        const __nv_bfloat16 *qr = &q[((b * Hq + h) * S + i) * D];
+        double mx = -1e300;
+        for (long j = 0; j <= i; j++) {
+          double s = 0;
+          for (long d = 0; d < D; d++)
+            s += (double)__bfloat162float(qr[d]) *
+                 __bfloat162float(k[((b * Hk + gg) * S + j) * D + d]);
+          p[j] = s / sqrt((double)D);
+          mx = std::max(mx, p[j]);
+        }
+        double l = 0;
+        for (long j = 0; j <= i; j++) {
+          p[j] = exp(p[j] - mx);
+          l += p[j];
+        }
+        for (long d = 0; d < D; d++) {
+          double acc = 0;
+          for (long j = 0; j <= i; j++)
+            acc += p[j] * __bfloat162float(v[((b * Hk + gg) * S + j) * D + d]);
+          float ref = __bfloat162float(__float2bfloat16_rn((float)(acc / l))),
+                got = __bfloat162float(o[((b * Hq + h) * S + i) * D + d]);
+          double e = fabs(ref - got);
+          if (!(e <= 0.01 + 0.01 * fabs(ref))) {
+            if (bad < 5)
+              printf("bad b%ld h%ld i%ld d%ld ref %f got %f\n", b, h, i, d, ref,
+                     got);
+            bad++;
+          }
+          if (e > maxe)
+            maxe = e;
+        }
+      }
+  printf("B%ld Hq%ld Hk%ld S%ld D%ld: bad %ld max err %g\n", B, Hq, Hk, S, D,
+         bad, maxe);
+  return bad != 0;
+}

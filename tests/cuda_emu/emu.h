@@ -1,0 +1,371 @@
+// emu.h — CPU emulation of the CUDA subset the issue-16 templates use, so CI
+// (no GPU) checks their index math, fragment layouts and pipelines
+// (tests/cuda_emu/run.sh; DESIGN.md: Tests and CI). One std::thread per CUDA
+// thread, blocks one after another (launch) or all at once (launch_concurrent,
+// for grid barriers); __syncthreads is a block barrier that exited threads
+// leave; warp collectives (shuffles, match_any, ldmatrix, mma.sync m16n8k16)
+// exchange through a per-warp slot array between two warp barriers, with the
+// register layouts of the PTX ISA; cp.async copies land only when wait_group
+// retires their group, so a missing wait reads stale shared memory. Timing,
+// memory-model and occupancy questions are out of its reach: the GPU run
+// (bench/gpu/kernels16.sh) answers those.
+#pragma once
+#include <atomic>
+#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <thread>
+#include <vector>
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+inline thread_local dim3 threadIdx, blockIdx;
+inline dim3 blockDim, gridDim;
+struct Warp {
+  std::barrier<> *bar;
+  uint64_t slot[32][8];
+};
+inline std::barrier<> *g_bb;
+inline Warp *g_warps;
+inline unsigned char *g_dyn;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __restrict__ __restrict
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+#define __trap() (fprintf(stderr, "trap %s:%d\n", __FILE__, __LINE__), abort())
+#define INFINITY_ INFINITY
+inline thread_local std::barrier<> *t_bb0 = nullptr;
+inline std::barrier<> *cur_bb();
+inline void __syncthreads() { cur_bb()->arrive_and_wait(); }
+inline void __syncwarp(unsigned = 0) {}
+inline void __threadfence() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+inline void __nanosleep(unsigned) { std::this_thread::yield(); }
+inline int lane_id() { return threadIdx.x & 31; }
+inline Warp *cur_warps();
+inline Warp &my_warp() { return cur_warps()[threadIdx.x >> 5]; }
+template <class T> inline uint64_t tobits(T v) {
+  uint64_t b = 0;
+  memcpy(&b, &v, sizeof v);
+  return b;
+}
+template <class T> inline T frombits(uint64_t b) {
+  T v;
+  memcpy(&v, &b, sizeof v);
+  return v;
+}
+template <class T> T xchg(T v, int src) {
+  Warp &w = my_warp();
+  int l = lane_id();
+  w.slot[l][0] = tobits(v);
+  w.bar->arrive_and_wait();
+  T r = frombits<T>(w.slot[src][0]);
+  w.bar->arrive_and_wait();
+  return r;
+}
+template <class T> T __shfl_xor_sync(unsigned, T v, int o) {
+  return xchg(v, lane_id() ^ o);
+}
+template <class T> T __shfl_sync(unsigned, T v, int s) {
+  return xchg(v, s & 31);
+}
+template <class T> T __shfl_up_sync(unsigned, T v, int d) {
+  int l = lane_id();
+  return xchg(v, l >= d ? l - d : l);
+}
+inline unsigned __match_any_sync(unsigned, int v) {
+  Warp &w = my_warp();
+  int l = lane_id();
+  w.slot[l][0] = (uint64_t)(uint32_t)v;
+  w.bar->arrive_and_wait();
+  unsigned m = 0;
+  for (int i = 0; i < 32; i++)
+    if ((uint32_t)w.slot[i][0] == (uint32_t)v)
+      m |= 1u << i;
+  w.bar->arrive_and_wait();
+  return m;
+}
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+template <class T> T __ldg(const T *p) { return *p; }
+template <class T> T __ldcg(const T *p) {
+  return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+inline int atomicAdd(int *p, int v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+inline unsigned atomicAdd(unsigned *p, unsigned v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+inline float __expf(float x) { return expf(x); }
+struct float2 {
+  float x, y;
+};
+struct float4 {
+  float x, y, z, w;
+};
+struct uint4 {
+  uint32_t x, y, z, w;
+};
+inline uint4 make_uint4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  return {a, b, c, d};
+}
+inline float4 make_float4(float a, float b, float c, float d) {
+  return {a, b, c, d};
+}
+struct __nv_bfloat16 {
+  uint16_t x;
+};
+struct __nv_bfloat162 {
+  __nv_bfloat16 x, y;
+};
+inline float __bfloat162float(__nv_bfloat16 h) {
+  uint32_t u = (uint32_t)h.x << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+inline __nv_bfloat16 __float2bfloat16_rn(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return {0x7fc0};
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return {(uint16_t)(u >> 16)};
+}
+inline __nv_bfloat16 __float2bfloat16(float f) {
+  return __float2bfloat16_rn(f);
+}
+inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b) {
+  return {__float2bfloat16_rn(a), __float2bfloat16_rn(b)};
+}
+inline float2 __bfloat1622float2(__nv_bfloat162 h) {
+  return {__bfloat162float(h.x), __bfloat162float(h.y)};
+}
+// --- the PTX helpers ---
+// cp.async: a copy lands in shared memory only when a wait_group retires
+// its group, so a kernel that reads a stage before waiting for it reads the
+// stale bytes (and fails the comparison)
+struct CpOp {
+  void *dst;
+  unsigned char data[16];
+};
+inline thread_local std::vector<CpOp> t_cp_open;
+inline thread_local std::vector<std::vector<CpOp>> t_cp_groups;
+inline void cp16(void *d, const void *s, int n) {
+  CpOp op;
+  op.dst = d;
+  if (n)
+    memcpy(op.data, s, 16);
+  else
+    memset(op.data, 0, 16);
+  t_cp_open.push_back(op);
+}
+inline void cp_commit() {
+  t_cp_groups.push_back(t_cp_open);
+  t_cp_open.clear();
+}
+template <int N> inline void cp_wait() {
+  while (t_cp_groups.size() > (size_t)N) {
+    for (auto &op : t_cp_groups.front())
+      memcpy(op.dst, op.data, 16);
+    t_cp_groups.erase(t_cp_groups.begin());
+  }
+}
+inline uint32_t pk(uint16_t lo, uint16_t hi) { return lo | (uint32_t)hi << 16; }
+inline void ldm_common(uint32_t *r, const void *p, bool tr) {
+  Warp &w = my_warp();
+  int l = lane_id();
+  w.slot[l][0] = (uint64_t)p;
+  w.bar->arrive_and_wait();
+  for (int i = 0; i < 4; i++) {
+    if (!tr) {
+      const uint16_t *row = (const uint16_t *)w.slot[i * 8 + l / 4][0];
+      r[i] = pk(row[2 * (l % 4)], row[2 * (l % 4) + 1]);
+    } else {
+      const uint16_t *r0 = (const uint16_t *)w.slot[i * 8 + 2 * (l % 4)][0],
+                     *r1 = (const uint16_t *)w.slot[i * 8 + 2 * (l % 4) + 1][0];
+      r[i] = pk(r0[l / 4], r1[l / 4]);
+    }
+  }
+  w.bar->arrive_and_wait();
+}
+inline void ldm_x4(uint32_t *r, const void *p) { ldm_common(r, p, false); }
+inline void ldm_x4_t(uint32_t *r, const void *p) { ldm_common(r, p, true); }
+inline float bfl(uint32_t v, int hi) {
+  __nv_bfloat16 h{(uint16_t)(hi ? v >> 16 : v & 0xffff)};
+  return __bfloat162float(h);
+}
+inline void mma16816(float *d, const uint32_t *a, const uint32_t *b) {
+  Warp &w = my_warp();
+  int l = lane_id();
+  for (int i = 0; i < 4; i++)
+    w.slot[l][i] = a[i];
+  w.slot[l][4] = b[0];
+  w.slot[l][5] = b[1];
+  w.bar->arrive_and_wait();
+  float A[16][16], B[16][8];
+  for (int t = 0; t < 32; t++) {
+    int g = t / 4, q = t % 4;
+    uint32_t a0 = w.slot[t][0], a1 = w.slot[t][1], a2 = w.slot[t][2],
+             a3 = w.slot[t][3];
+    A[g][2 * q] = bfl(a0, 0);
+    A[g][2 * q + 1] = bfl(a0, 1);
+    A[g + 8][2 * q] = bfl(a1, 0);
+    A[g + 8][2 * q + 1] = bfl(a1, 1);
+    A[g][2 * q + 8] = bfl(a2, 0);
+    A[g][2 * q + 9] = bfl(a2, 1);
+    A[g + 8][2 * q + 8] = bfl(a3, 0);
+    A[g + 8][2 * q + 9] = bfl(a3, 1);
+    uint32_t b0 = w.slot[t][4], b1 = w.slot[t][5];
+    B[2 * q][g] = bfl(b0, 0);
+    B[2 * q + 1][g] = bfl(b0, 1);
+    B[2 * q + 8][g] = bfl(b1, 0);
+    B[2 * q + 9][g] = bfl(b1, 1);
+  }
+  w.bar->arrive_and_wait();
+  int g = l / 4, q = l % 4;
+  for (int e = 0; e < 4; e++) {
+    int row = g + (e >= 2 ? 8 : 0), col = 2 * q + (e & 1);
+    float s = d[e];
+    for (int k = 0; k < 16; k++)
+      s += A[row][k] * B[k][col];
+    d[e] = s;
+  }
+}
+// --- launching ---
+template <class F> void launch(dim3 grid, dim3 block, size_t smem, F f) {
+  gridDim = grid;
+  blockDim = block;
+  unsigned nt = block.x * block.y * block.z;
+  // 64 KiB of guard after the dynamic shared memory: a kernel that uses more
+  // than its launch gives it is reported, not left to corrupt the heap
+  const size_t guard = 65536;
+  std::vector<unsigned char> dyn(smem + guard + 128);
+  g_dyn = (unsigned char *)(((uintptr_t)dyn.data() + 127) & ~(uintptr_t)127);
+  memset(g_dyn + smem, 0x5C, guard);
+  for (unsigned bz = 0; bz < grid.z; bz++)
+    for (unsigned by = 0; by < grid.y; by++)
+      for (unsigned bx = 0; bx < grid.x; bx++) {
+        memset(g_dyn, 0xAB, smem);
+        std::barrier<> bb(nt);
+        g_bb = &bb;
+        unsigned nw = (nt + 31) / 32;
+        std::vector<Warp> ws(nw);
+        std::vector<std::barrier<> *> wb;
+        for (unsigned i = 0; i < nw; i++) {
+          ws[i].bar = new std::barrier<>(std::min(32u, nt - 32 * i));
+        }
+        g_warps = ws.data();
+        std::vector<std::thread> th;
+        for (unsigned t = 0; t < nt; t++)
+          th.emplace_back([=, &f, &bb, &ws] {
+            threadIdx = {t, 0, 0};
+            blockIdx = {bx, by, bz};
+            f();
+            bb.arrive_and_drop();
+            ws[t >> 5].bar->arrive_and_drop();
+          });
+        for (auto &x : th)
+          x.join();
+        for (auto &w : ws)
+          delete w.bar;
+        for (size_t i = 0; i < guard; i++)
+          if (g_dyn[smem + i] != 0x5C) {
+            fprintf(stderr,
+                    "block (%u,%u,%u) wrote past its %zu bytes of dynamic "
+                    "shared memory (first at byte %zu after the end)\n",
+                    bx, by, bz, smem, i);
+            abort();
+          }
+      }
+}
+// nvcuda::wmma, emulated whole-matrix per lane (every lane holds the tile)
+namespace nvcuda {
+namespace wmma {
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+template <class Use, int M, int N, int K, class T, class L = void>
+struct fragment {
+  float v[16][16];
+};
+template <class F> void fill_fragment(F &f, float x) {
+  for (auto &r : f.v)
+    for (auto &e : r)
+      e = x;
+}
+template <class U, int M, int N, int K, class L>
+void load_matrix_sync(fragment<U, M, N, K, __nv_bfloat16, L> &f,
+                      const __nv_bfloat16 *p, unsigned ld) {
+  for (int i = 0; i < 16; i++)
+    for (int j = 0; j < 16; j++)
+      f.v[i][j] = __bfloat162float(p[i * ld + j]);
+}
+template <class A, class B, class C>
+void mma_sync(C &d, const A &a, const B &b, const C &c) {
+  C r;
+  for (int i = 0; i < 16; i++)
+    for (int j = 0; j < 16; j++) {
+      float s = c.v[i][j];
+      for (int k = 0; k < 16; k++)
+        s += a.v[i][k] * b.v[k][j];
+      r.v[i][j] = s;
+    }
+  d = r;
+}
+template <class F>
+void store_matrix_sync(float *p, const F &f, unsigned ld, layout_t) {
+  if (lane_id() == 0)
+    for (int i = 0; i < 16; i++)
+      for (int j = 0; j < 16; j++)
+        p[i * ld + j] = f.v[i][j];
+}
+} // namespace wmma
+} // namespace nvcuda
+// all blocks at once (grid barriers): per-block barriers, warps and shared
+inline thread_local std::barrier<> *t_bb;
+inline thread_local Warp *t_warps;
+inline thread_local int *t_blk_shared;
+inline int *blk_shared(int i) { return t_blk_shared + i * (32 * 256 + 8); }
+template <class F> void launch_concurrent(dim3 grid, dim3 block, F f) {
+  gridDim = grid;
+  blockDim = block;
+  unsigned nt = block.x, nb = grid.x, nw = (nt + 31) / 32;
+  std::vector<std::barrier<> *> bbs;
+  std::vector<std::vector<Warp>> ws(nb);
+  std::vector<std::vector<int>> sh(nb, std::vector<int>(4 * (32 * 256 + 8)));
+  for (unsigned b = 0; b < nb; b++) {
+    bbs.push_back(new std::barrier<>(nt));
+    ws[b].resize(nw);
+    for (auto &w : ws[b])
+      w.bar = new std::barrier<>(32);
+  }
+  std::vector<std::thread> th;
+  for (unsigned b = 0; b < nb; b++)
+    for (unsigned t = 0; t < nt; t++)
+      th.emplace_back([=, &f, &bbs, &ws, &sh] {
+        threadIdx = {t, 0, 0};
+        blockIdx = {b, 0, 0};
+        t_bb = bbs[b];
+        t_warps = ws[b].data();
+        t_blk_shared = sh[b].data();
+        f();
+        t_bb->arrive_and_drop();
+        t_warps[t >> 5].bar->arrive_and_drop();
+      });
+  for (auto &x : th)
+    x.join();
+}
+inline std::barrier<> *cur_bb() { return t_bb ? t_bb : g_bb; }
+inline Warp *cur_warps() { return t_warps ? t_warps : g_warps; }

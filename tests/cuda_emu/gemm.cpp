@@ -1,0 +1,62 @@
+// gemm.cpp — CPU-emulation check of a gemm_bf16 CUDA kernel
+// (tests/cuda_emu/run.sh): random bf16 a, b; the kernel run on emu.h with its
+// launch geometry (MMA_PIPE, WMMA, BASE or the SIMT default); c against a
+// double-precision product rounded to bf16, the task's tolerance. Args: m n k.
+// Exit 1 on any mismatch.
+#include KFILE
+#include <random>
+int main(int argc, char **argv) {
+  long m = atol(argv[1]), n = atol(argv[2]), k = atol(argv[3]);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd;
+  std::vector<__nv_bfloat16> a(m * k), b(k * n),
+      c(m * n, __nv_bfloat16{0x7fc0});
+  for (auto &x : a)
+    x = __float2bfloat16_rn(nd(rng));
+  for (auto &x : b)
+    x = __float2bfloat16_rn(nd(rng));
+  dim3 g, bl;
+  size_t smem = 0;
+#ifdef MMA_PIPE
+  g.x = ((m + TILE_M - 1) / TILE_M) * ((n + TILE_N - 1) / TILE_N);
+  bl.x = 32 * WARPS;
+  smem = STAGES * (TILE_M * (TK + 8) + TK * (TILE_N + 8)) * 2;
+#elif defined(WMMA)
+  g.x = (n + TILE_N - 1) / TILE_N;
+  g.y = (m + TILE_M - 1) / TILE_M;
+  bl.x = 32 * WARPS;
+  smem = std::max(2 * (TILE_M * 40 + 32 * (TILE_N + 8)),
+                  4 * TILE_M * (TILE_N + 4));
+#elif defined(BASE)
+  g.x = (n + 15) / 16;
+  g.y = (m + 15) / 16;
+  bl.x = 256;
+#else
+  g.x = (n + TILE_N - 1) / TILE_N;
+  g.y = (m + TILE_M - 1) / TILE_M;
+  bl.x = (TILE_M / 8) * (TILE_N / 8);
+#endif
+  launch(g, bl, smem,
+         [&] { gemm_bf16(a.data(), b.data(), c.data(), m, n, k); });
+  double maxe = 0;
+  long bad = 0;
+  for (long i = 0; i < m; i++)
+    for (long j = 0; j < n; j++) {
+      double s = 0;
+      for (long p = 0; p < k; p++)
+        s += (double)__bfloat162float(a[i * k + p]) *
+             __bfloat162float(b[p * n + j]);
+      float ref = __bfloat162float(__float2bfloat16_rn((float)s)),
+            got = __bfloat162float(c[i * n + j]);
+      double e = fabs(ref - got);
+      if (!(e <= 0.02 + 0.01 * fabs(ref))) {
+        if (bad < 5)
+          printf("bad %ld %ld ref %f got %f\n", i, j, ref, got);
+        bad++;
+      }
+      if (e > maxe)
+        maxe = e;
+    }
+  printf("m%ld n%ld k%ld: bad %ld max err %g\n", m, n, k, bad, maxe);
+  return bad != 0;
+}
