@@ -110,7 +110,8 @@ static void fill_plan(ks_evaluator *ev, ks_judge_plan *p) {
   /* the outputs and inputs are memfds mapped beside the runtime: their
    * size, plus room for the runtime, thread stacks and a flush buffer */
   p->mem_limit_bytes = (int64_t)(1.2 * ev->bytes_max) + (2LL << 30);
-  if (ev->be->dev_alloc) /* device copies of every tensor of a workload */
+  /* device copies of every tensor of a workload */
+  if (ks_backend_device_buffers(ev->be))
     p->mem_limit_bytes += (int64_t)ev->bytes_max + (1LL << 30);
 }
 
@@ -137,7 +138,7 @@ static double derived_timeout(const ks_evaluator *ev) {
  * with like. Absent: nothing to do. A baseline that fails is the task's
  * error. */
 static ks_code eval_baseline(ks_evaluator *ev, ks_err *err) {
-  static const char *const exts[] = {"cu", "cl", "c"};
+  static const char *const exts[] = {"cu", "cl", "c", "py"};
   char path[PATH_MAX];
   bool found = false;
   for (size_t i = 0; i < sizeof exts / sizeof *exts && !found; i++) {
@@ -188,8 +189,8 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   if (!ev->be) {
     free(ev);
     return ks_err_set(err, KS_ERR_INPUT,
-                      "unknown backend \"%s\"; available: c, opencl, cuda (the "
-                      "MLX backend is not implemented yet)",
+                      "unknown backend \"%s\"; available: c, opencl, cuda, "
+                      "mlx",
                       opts->backend);
   }
   ev->dc = ks_backend_device_class(ev->be);
@@ -419,7 +420,7 @@ static ks_eval_status classify(const ks_task *task, const ks_judge_plan *p,
 /* Whether the backend's kernels work in this machine's own memory (c, and
  * OpenCL on PoCL's CPU device), so the host probe is their ceiling. */
 static bool host_memory(const ks_evaluator *ev) {
-  return !ev->be->dev_alloc || !strcmp(ev->be->name, "opencl");
+  return !ks_backend_device_buffers(ev->be) || !strcmp(ev->be->name, "opencl");
 }
 
 /* Figures of one timed workload; true when it was faster than the
@@ -515,11 +516,13 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
   }
   /* the spec: primitives the target lacks are rejected before any
    * compiler runs (DESIGN.md: Spec and concept catalogue) */
-  if (!ev->opts.no_spec_check) {
+  const char *spec_target =
+      ev->be->spec_target ? ev->be->spec_target(cand) : ev->be->name;
+  if (!ev->opts.no_spec_check && spec_target) {
     ks_spec_violation v[16];
     int nv = 0;
     ks_err verr;
-    if (ks_spec_validate(ev->be->name, cand->source, v, 16, &nv, &verr) ==
+    if (ks_spec_validate(spec_target, cand->source, v, 16, &nv, &verr) ==
             KS_OK &&
         nv > 0) {
       res->status = KS_EVAL_REJECTED;
