@@ -132,14 +132,19 @@ _FUNCS = {"min": min, "max": max, "cdiv": lambda a, b: -(-a // b),
           "log2": math.log2}
 
 
-def eval_expr(expr, names):
+def _parse(text, expr):
+    try:
+        return ast.parse(text.replace("^", "**"), mode="eval").body
+    except SyntaxError as e:
+        raise CandidateError(f"`{expr}`: not an expression ({e.msg})")
+
+
+def eval_expr(expr, names, node=None):
     """A launch expression over axes and params: numbers, names, + - * / %
     ^ and the cost grammar's functions; nothing else is evaluated."""
-    tree = ast.parse(expr.replace("^", "**"), mode="eval")
+    tree = _parse(expr, expr) if node is None else node
 
     def ev(n):
-        if isinstance(n, ast.Expression):
-            return ev(n.body)
         if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)):
             return n.value
         if isinstance(n, ast.Name):
@@ -155,7 +160,10 @@ def eval_expr(expr, names):
                    ast.Mod: lambda: a % b, ast.Pow: lambda: a ** b,
                    ast.FloorDiv: lambda: a // b}
             if type(n.op) in ops:
-                return ops[type(n.op)]()
+                try:
+                    return ops[type(n.op)]()
+                except (ZeroDivisionError, OverflowError) as e:
+                    raise CandidateError(f"`{expr}`: {e}")
         if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                 and n.func.id in _FUNCS and not n.keywords):
             return _FUNCS[n.func.id](*[ev(a) for a in n.args])
@@ -167,13 +175,12 @@ def eval_expr(expr, names):
 
 def dims(expr, names, what):
     """A 1..3-dim launch tuple, each a positive integer (rounded up)."""
-    parts = [p for p in expr.split(",")]
-    if not 1 <= len(parts) <= 3:
+    tup = _parse("(" + expr + ",)", expr)
+    if not isinstance(tup, ast.Tuple) or not 1 <= len(tup.elts) <= 3:
         raise CandidateError(f"{what}=({expr}): 1 to 3 dimensions")
     vals = []
-    for p in parts:
-        v = eval_expr(p.strip(), names)
-        v = int(math.ceil(v))
+    for node in tup.elts:
+        v = int(math.ceil(eval_expr(expr, names, node)))
         if v < 1:
             raise CandidateError(f"{what}=({expr}) is {v} for {names}; "
                                  "each dimension must be at least 1")
