@@ -13,9 +13,9 @@ Two forms:
             // ksearch: param TG in 256,128
             // ksearch: launch grid=(rows*TG) threadgroup=(TG) [smem=(E)]
           grid counts threads, as MLX does (1..3 dims, threadgroup the
-          same count). Template parameters of the kernel: every declared
-          param and every axis (ints), so the body can use `cols` or `TG` as
-          constants. Inputs are the task's input tensors by name, then one
+          same count). Every declared param is a macro (`#define TG 256`
+          at the top of the header, as -DNAME=V elsewhere) and every axis a
+          template argument (`constexpr int cols = ...` in the body). Inputs are the task's input tensors by name, then one
           1-element array per scalar (named after it); outputs the task's
           outputs by name. A line `// ksearch: body` splits the file: text
           before it is the kernel's `header` (helpers), text after it the body.
@@ -48,16 +48,23 @@ class CandidateError(Exception):
 class Task:
     """The parts of a task.json the executor needs: names, shapes, dtypes."""
 
-    def __init__(self, path):
-        with open(path) as f:
-            t = json.load(f)
+    def __init__(self, path, t=None):
+        if t is None:
+            with open(path) as f:
+                t = json.load(f)
         self.path = path
+        self.const_axes = {k: int(v["value"]) for k, v in t["axes"].items()
+                           if v.get("type") == "const"}
         self.name = t["name"]
         self.axes = list(t["axes"].keys())
         self.axis_kind = {k: v.get("type", "var") for k, v in t["axes"].items()}
         self.scalars = [(k, v["dtype"], v["value"]) for k, v in t.get("scalars", {}).items()]
         self.inputs = [(k, v["shape"], v["dtype"]) for k, v in t["inputs"].items()]
         self.outputs = [(k, v["shape"], v["dtype"]) for k, v in t["outputs"].items()]
+
+    @classmethod
+    def from_dict(cls, t):
+        return cls(t.get("name", "task"), t)
 
     def shape(self, names, axes):
         return tuple(int(axes[n]) for n in names)
@@ -219,8 +226,37 @@ class Candidate:
                     raise CandidateError(f"{path}: launch: unknown key {k} "
                                          "(grid, threadgroup, smem)")
 
-    def names(self, axes):
+    def defines(self):
+        """Numeric `#define NAME V` lines of the source (a best/ file has its
+        parameters baked in that way): names for the launch expressions."""
         d = {}
+        for line in self.text.split("\n"):
+            w = line.split()
+            if len(w) == 3 and w[0] == "#define":
+                try:
+                    d[w[1]] = int(w[2])
+                except ValueError:
+                    try:
+                        d[w[1]] = float(w[2])
+                    except ValueError:
+                        pass
+        return d
+
+    def kernel_name(self):
+        """The entry plus the parameter values: MLX caches a compiled kernel
+        by name (and template arguments), and the params are macros."""
+        tail = "".join(f"_{k}{v}" for k, v in sorted(self.values.items()))
+        return "".join(ch if ch.isalnum() or ch == "_" else "_"
+                       for ch in self.entry + tail)
+
+    def full_header(self):
+        """Parameters reach the kernel as macros, as `-DNAME=V` does on the
+        other backends, so that header and body (and #if) see them."""
+        defs = "".join(f"#define {k} {v}\n" for k, v in sorted(self.values.items()))
+        return defs + self.header
+
+    def names(self, axes):
+        d = self.defines()
         for k, v in self.values.items():
             try:
                 d[k] = int(v)
@@ -268,12 +304,14 @@ def build(cand, mx):
         if smem not in kernels:
             if cand.kernel == "cuda":
                 kernels[smem] = mx.fast.cuda_kernel(
-                    name=cand.entry, input_names=in_names, output_names=out_names,
-                    source=cand.body, header=cand.header, shared_memory=smem)
+                    name=cand.kernel_name(), input_names=in_names,
+                    output_names=out_names, source=cand.body,
+                    header=cand.full_header(), shared_memory=smem)
             else:
                 kernels[smem] = mx.fast.metal_kernel(
-                    name=cand.entry, input_names=in_names, output_names=out_names,
-                    source=cand.body, header=cand.header)
+                    name=cand.kernel_name(), input_names=in_names,
+                    output_names=out_names, source=cand.body,
+                    header=cand.full_header())
         return kernels[smem]
 
     sdt = {"float32": mx.float32, "int32": mx.int32, "int64": mx.int64}
@@ -282,13 +320,39 @@ def build(cand, mx):
     def run_kernel(inputs, axes, scalars):
         grid, tg, smem = cand.geometry(axes)
         sc = [mx.array([scalars[s[0]]], dtype=sdt[s[1]]) for s in task.scalars]
-        tmpl = [(k, v) for k, v in cand.names(axes).items() if isinstance(v, int)]
+        # the axes (ints) as template arguments: constexpr in the body
+        tmpl = [(k, int(v)) for k, v in axes.items()]
         return kernel_for(smem)(
             inputs=list(inputs) + sc, template=tmpl, grid=grid, threadgroup=tg,
             output_shapes=[task.shape(t[1], axes) for t in task.outputs],
             output_dtypes=odt)
 
     return run_kernel
+
+
+def cuda_source(cand, axes):
+    """The CUDA source MLX would compile for cand at these axes (its
+    build_kernel: default header, header, signature, template constants,
+    body), with MLX's own device header replaced by the two things a body
+    may use from it; so that nvcc can check a template where no MLX GPU is
+    (tests/integration/mlx.sh)."""
+    t = cand.task
+    sig = [f"    const {CUDA_T[d]}* {n}" for n, _, d in t.inputs]
+    sig += [f"    const {CUDA_T[d]}* {n}" for n, d, _ in t.scalars]
+    sig += [f"    {CUDA_T[d]}* {n}" for n, _, d in t.outputs]
+    consts = "".join(f"  constexpr int {k} = {int(v)};\n" for k, v in axes.items())
+    return ("#include <cooperative_groups.h>\n#include <cuda/std/limits>\n"
+            "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
+            "#define inf cuda::std::numeric_limits<float>::infinity()\n"
+            + cand.full_header() + "\nnamespace mlx::core::cu {\n"
+            "namespace cg = cooperative_groups;\n"
+            f"__global__ void custom_kernel_{cand.kernel_name()}(\n"
+            + ",\n".join(sig) + ") {\n" + consts + cand.body
+            + "\n}\n} // namespace mlx::core::cu\n")
+
+
+CUDA_T = {"float32": "float", "float16": "__half", "bfloat16": "__nv_bfloat16",
+          "int32": "int32_t", "int64": "int64_t", "uint8": "uint8_t"}
 
 
 def load(path, task, values=None):
@@ -327,5 +391,19 @@ if __name__ == "__main__":
             except Exception:
                 info["name"] = kind
         print(json.dumps(info))
+        sys.exit(0)
+    if len(sys.argv) >= 4 and sys.argv[1] == "source":
+        # `ksmlx.py source TASK.json FILE [NAME=V...]`: what MLX compiles,
+        # for the first workload of the task (or NAME=V axes and params)
+        task = Task(sys.argv[2])
+        kv = dict(a.split("=", 1) for a in sys.argv[4:])
+        with open(task.path) as f:
+            t = json.load(f)
+        axes = {}
+        for k, v in t["axes"].items():
+            axes[k] = v["value"] if v.get("type") == "const" else t["workloads"][0][k]
+        axes.update({k: int(v) for k, v in kv.items() if k in axes})
+        cand = load(sys.argv[3], task, {k: v for k, v in kv.items() if k not in axes})
+        sys.stdout.write(cuda_source(cand, axes))
         sys.exit(0)
     sys.exit(2)

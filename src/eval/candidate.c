@@ -107,6 +107,9 @@ static ks_code parse_line(ks_candidate *c, char *line, int lineno,
     ks_strlcpy(c->launch, trim(p + 7), sizeof c->launch);
     return KS_OK;
   }
+  /* mlx: the line between a kernel's helpers (header) and its body */
+  if (!strcmp(trim(p), "body"))
+    return KS_OK;
   /* key=value pairs: backend=c entry=rmsnorm */
   char *save = NULL;
   for (char *kv = strtok_r(p, " \t", &save); kv;

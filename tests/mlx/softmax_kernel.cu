@@ -4,10 +4,10 @@
 // A plain block-per-row softmax body for mx.fast.cuda_kernel (the tests'
 // kernel-form candidate: on a machine whose MLX has no GPU, exit 3).
 int r = blockIdx.x;
-x += (size_t)r * cols;
-y += (size_t)r * cols;
+x += (long long)r * cols;
+y += (long long)r * cols;
 __shared__ float red[TG];
-float m = -INFINITY;
+float m = -inf;
 for (int c = threadIdx.x; c < cols; c += TG) m = fmaxf(m, x[c]);
 red[threadIdx.x] = m;
 __syncthreads();
