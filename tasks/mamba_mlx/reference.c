@@ -19,7 +19,7 @@ void mamba_mlx(const float *restrict x, const float *restrict delta,
       for (int n = 0; n < DSTATE; n++)
         h[n] = 0.0;
       for (int64_t t = 0; t < seqlen; t++) {
-        int64_t i = (b * seqlen + t) * dim + d;    // x, delta, y [b, t, d]
+        int64_t i = (b * seqlen + t) * dim + d; // x, delta, y [b, t, d]
         const float *Bt = B + (b * seqlen + t) * DSTATE; // B, C [b, t, n]
         const float *Ct = C + (b * seqlen + t) * DSTATE;
         double dt = delta[i], xt = x[i], acc = 0.0;
