@@ -251,8 +251,21 @@ class Candidate:
 
     def full_header(self):
         """Parameters reach the kernel as macros, as `-DNAME=V` does on the
-        other backends, so that header and body (and #if) see them."""
+        other backends, so that header and body (and #if) see them. KS_ARGS
+        is the task's C calling convention (arrays, var axes, scalar values)
+        for a body that calls a CUDA kernel kept as a __device__ function
+        (`ksearch translate --to mlx`); each array goes through ks_mlx_ptr,
+        which converts to the kernel's own pointer type (bfloat16 arrays
+        reach a kernel that takes unsigned short bits)."""
         defs = "".join(f"#define {k} {v}\n" for k, v in sorted(self.values.items()))
+        t = self.task
+        args = [f"ks_mlx_ptr{{{n}}}" for n, _, _ in t.inputs + t.outputs]
+        args += [a for a in t.axes if t.axis_kind[a] == "var"]
+        args += [f"{n}[0]" for n, _, _ in t.scalars]
+        defs += ("struct ks_mlx_ptr {\n  const void *p;\n"
+                 "  template <class T> __device__ operator T *() const "
+                 "{ return (T *)p; }\n};\n"
+                 f"#define KS_ARGS {', '.join(args)}\n")
         return defs + self.header
 
     def names(self, axes):

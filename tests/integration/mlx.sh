@@ -69,6 +69,46 @@ else
   expect softmax "$root/tests/mlx/softmax_kernel.cu" ok --no-timing
 fi
 
+# export: a run's best kernel as a module, imported and compared with MLX's
+# own op (a run folder of an ops-form best: kernel-form runs need a GPU)
+mkdir -p "$t/run/best"
+cp "$root/tasks/rmsnorm/baseline/mlx.py" "$t/run/best/rmsnorm.c"
+printf '{"task":"rmsnorm","backend":"mlx","best":{"file":"%s"}}' "$t/run/best/rmsnorm.c" >"$t/run/summary.json"
+if "$ks" export "$t/run" --to mlx --out "$t/kernels.py" -q &&
+  (cd "$t" && "$py" -c '
+import kernels, mlx.core as mx
+x = mx.random.normal((37, 129)); w = mx.random.normal((129,))
+assert mx.allclose(kernels.rmsnorm(x, w), mx.fast.rms_norm(x, w, 1e-6)).item()
+assert mx.allclose(kernels.rmsnorm(x, w, eps=0.5), mx.fast.rms_norm(x, w, 0.5)).item()
+try:
+    kernels.rmsnorm(x, mx.ones((7,)))
+except ValueError as e:
+    assert "axis cols" in str(e), e
+else:
+    raise SystemExit("a shape mismatch passed")
+'); then ok "export: imported, matches mx.fast.rms_norm"; else bad "export"; fi
+printf '{"task":"rmsnorm","backend":"c","best":null}' >"$t/run/summary.json"
+"$ks" export "$t/run" --to mlx --out "$t/k2.py" -q 2>"$t/err.log"
+rc=$?
+[[ $rc -eq 2 ]] && grep -q "backend" "$t/err.log" && ok "export of a c run: exit 2" || bad "export of a c run: rc $rc"
+
+# every MLX template compiles as MLX would compile it (nvcc, where there is one)
+nvcc=${KSEARCH_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if [[ -x $nvcc ]]; then
+  n=0
+  for f in "$root"/tasks/*/templates/mlx/*.cu "$root/tests/mlx/softmax_kernel.cu"; do
+    task=$(basename "$(dirname "$(dirname "$(dirname "$f")")")")
+    [[ $f == */tests/mlx/* ]] && task=softmax
+    "$py" "$root/mlx/ksmlx.py" source "$root/tasks/$task/task.json" "$f" >"$t/k.cu" &&
+      "$nvcc" -arch=sm_90a -std=c++17 -diag-suppress 177 -c "$t/k.cu" -o "$t/k.o" 2>"$t/nvcc.log" ||
+      { bad "nvcc: $f: $(head -5 "$t/nvcc.log")"; continue; }
+    n=$((n + 1))
+  done
+  ok "nvcc: $n MLX kernels compile for sm_90a"
+else
+  echo "skip nvcc check: no nvcc"
+fi
+
 # the launch grammar: arithmetic over axes and params, nothing else
 if "$py" - "$root/mlx" <<'PY'
 import sys
