@@ -92,21 +92,35 @@ printf '{"task":"rmsnorm","backend":"c","best":null}' >"$t/run/summary.json"
 rc=$?
 [[ $rc -eq 2 ]] && grep -q "backend" "$t/err.log" && ok "export of a c run: exit 2" || bad "export of a c run: rc $rc"
 
-# every MLX template compiles as MLX would compile it (nvcc, where there is one)
-nvcc=${KSEARCH_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if [[ -x $nvcc ]]; then
+# every MLX template, and every single-kernel CUDA template translated with
+# `translate --to mlx`, compiles as MLX compiles it: NVRTC, MLX's header,
+# signature and template constants (ksmlx.py source), where NVRTC is
+"$py" "$here/../mlx/nvrtc_check.py" >/dev/null 2>&1
+if [[ $? -ne 77 ]]; then
   n=0
-  for f in "$root"/tasks/*/templates/mlx/*.cu "$root/tests/mlx/softmax_kernel.cu"; do
+  srcs=()
+  for f in "$root"/tasks/*/templates/mlx/*.cu "$root/tests/mlx/softmax_kernel.cu" \
+    "$root"/tasks/{softmax,rmsnorm,layernorm,softmax_bf16,rmsnorm_bf16,layernorm_bf16}/templates/cuda/*.cu \
+    "$root"/tasks/selective_scan/templates/cuda/{bc_shared,thread_per_channel}.cu; do
     task=$(basename "$(dirname "$(dirname "$(dirname "$f")")")")
     [[ $f == */tests/mlx/* ]] && task=softmax
-    "$py" "$root/mlx/ksmlx.py" source "$root/tasks/$task/task.json" "$f" >"$t/k.cu" &&
-      "$nvcc" -arch=sm_90a -std=c++17 -diag-suppress 177 -c "$t/k.cu" -o "$t/k.o" 2>"$t/nvcc.log" ||
-      { bad "nvcc: $f: $(head -5 "$t/nvcc.log")"; continue; }
+    m=$f
+    if [[ $f == */templates/cuda/* ]]; then
+      m=$t/tr-$task-$(basename "$f")
+      "$ks" translate "$f" --to mlx --out "$m" >"$t/tr.log" 2>&1 || { bad "translate --to mlx $f: $(tail -3 "$t/tr.log")"; continue; }
+      grep -q "0 KSEARCH-TODO" "$t/tr.log" || bad "translate --to mlx $f: TODO marks"
+    fi
     n=$((n + 1))
+    "$py" "$root/mlx/ksmlx.py" source "$root/tasks/$task/task.json" "$m" >"$t/k$n.cu" || bad "ksmlx source $m"
+    srcs+=("$t/k$n.cu")
   done
-  ok "nvcc: $n MLX kernels compile for sm_90a"
+  if "$py" "$here/../mlx/nvrtc_check.py" "${srcs[@]}" >"$t/nvrtc.log" 2>&1; then
+    ok "NVRTC: $n MLX kernels compile (templates and translations)"
+  else
+    bad "NVRTC: $(head -20 "$t/nvrtc.log")"
+  fi
 else
-  echo "skip nvcc check: no nvcc"
+  echo "skip NVRTC check: no libnvrtc.so"
 fi
 
 # the launch grammar: arithmetic over axes and params, nothing else
