@@ -2,7 +2,7 @@
 # bench/gpu/mlx.sh — the MLX headline of issue 15 in one call on the H200,
 # after ../shared/device/stage-mlx.sh installed mlx + mlx-cuda + mlx-lm
 # there; run from the folder holding build/, tasks/, specs/, mlx/, bench/:
-#   bench/gpu/mlx.sh OUTDIR
+#   KS_COMMIT=$(git rev-parse HEAD) bench/gpu/mlx.sh OUTDIR   (the commit measured, for the JSON)
 # Steps, each skipped once the call has used LIMIT_S seconds (default 420),
 # each writing into OUTDIR/result.json as it ends:
 #   1. sanity: a cuda_kernel candidate through --backend mlx (the executor,
@@ -34,7 +34,7 @@ t0=$(date +%s)
 log() { echo "[$(date +%T)] $*" | tee -a "$out/log.txt"; }
 left() { (($(date +%s) - t0 < limit)); }
 res=$out/result.json
-commit=$(git rev-parse HEAD 2>/dev/null || cat COMMIT 2>/dev/null || echo unknown)
+commit=${KS_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 python3 - "$res" "$commit" <<'PY'
 import json, sys, subprocess
 import mlx.core as mx
