@@ -3,7 +3,7 @@
 # after ../shared/device/stage-mlx.sh installed mlx + mlx-cuda + mlx-lm
 # there; run from the folder holding build/, tasks/, specs/, mlx/, bench/:
 #   KS_COMMIT=$(git rev-parse HEAD) bench/gpu/mlx.sh OUTDIR   (the commit measured, for the JSON)
-# Steps, each skipped once the call has used LIMIT_S seconds (default 420),
+# Steps, each skipped once the call has used LIMIT_S seconds (default 360),
 # each writing into OUTDIR/result.json as it ends:
 #   1. sanity: a cuda_kernel candidate through --backend mlx (the executor,
 #      its sandbox, the kernel path); if the sandbox kills it, the rest runs
@@ -15,7 +15,7 @@
 #   3. (b) each MLX template (defaults) against MLX's own op: `ksearch eval
 #      --backend mlx`, whose baseline is tasks/<t>/baseline/mlx.py
 #      (mx.softmax, mx.fast.rms_norm, mx.fast.layer_norm, mlx-lm's loop);
-#   4. a short search on mamba_mlx (BUDGET, default 8), `ksearch export
+#   4. a short search on mamba_mlx (BUDGET, default 6), `ksearch export
 #      --to mlx`, and the exported module in the block again (step 2's
 #      script);
 #   5. tests/integration/mlx.sh (on a GPU it also runs the kernel form).
@@ -24,8 +24,8 @@ out=${1:?usage: bench/gpu/mlx.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 ks=${KSEARCH:-./build/ksearch}
-limit=${LIMIT_S:-420}
-budget=${BUDGET:-8}
+limit=${LIMIT_S:-360}
+budget=${BUDGET:-6}
 export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-/tmp/kscache-mlx-gpu}
 work=${WORK:-/tmp/ks-mlx-bench}
 rm -rf "$work"
@@ -112,7 +112,7 @@ for tt in softmax:block_row rmsnorm:block_row layernorm:block_row mamba_mlx:chun
   left || break
   t=${tt%%:*} n=${tt#*:}
   log "3. $t $n (defaults) vs tasks/$t/baseline/mlx.py"
-  "$ks" eval "$t" "tasks/$t/templates/mlx/$n.cu" --backend mlx --json --seeds 2 \
+  "$ks" eval "$t" "tasks/$t/templates/mlx/$n.cu" --backend mlx --json --seeds 1 \
     >"$work/eval_$t-$n.json" 2>"$work/eval_$t-$n.log"
   brief "$work/eval_$t-$n.json" >"$work/eval_$t-$n.brief.json"
   log "   $(head -c 300 "$work/eval_$t-$n.brief.json")"
