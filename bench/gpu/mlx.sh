@@ -122,7 +122,7 @@ done
 # 4. a short search, export, the exported kernel in the block
 if left; then
   log "4. ksearch run mamba_mlx --backend mlx --budget $budget; export; block"
-  "$ks" run mamba_mlx --backend mlx --budget "$budget" --out "$work/runs/mamba" --json -q \
+  "$ks" run mamba_mlx --backend mlx --budget "$budget" --seeds 1 --out "$work/runs/mamba" --json -q \
     >"$work/run_mamba.json" 2>"$work/run_mamba.log"
   put run_mamba "$work/run_mamba.json"
   if "$ks" export "$work/runs/mamba" --to mlx --out "$work/kernels.py" >>"$out/log.txt" 2>&1; then
