@@ -317,8 +317,8 @@ def main():
         x.warm(run=x.fn is not None)
     except ksmlx.CandidateError as e:
         die(ERR_CANDIDATE, str(e))
-    except RuntimeError as e:  # MLX's compile errors and launch refusals
-        die(ERR_CANDIDATE, f"{x.cand.path}: {e}")
+    except Exception as e:  # MLX's compile errors, launch refusals (ValueError)
+        die(ERR_CANDIDATE, f"{x.cand.path}: {type(e).__name__}: {e}")
     err = sandbox.close(mem_limit=job["mem_limit"], cpu_limit=job["cpu_limit"],
                         gpu=x.device != "cpu")
     if err:
