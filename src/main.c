@@ -18,6 +18,7 @@ static const struct {
     {"roofline", ks_cmd_roofline, "measure peak bandwidth and FLOP/s"},
     {"translate", ks_cmd_translate, "carry a CUDA kernel to another target"},
     {"worker", ks_cmd_worker, "evaluate the jobs of runs given --broker"},
+    {"export", ks_cmd_export, "write a run's best kernel as a Python module"},
 };
 
 static void usage(FILE *f) {

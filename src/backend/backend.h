@@ -80,7 +80,25 @@ typedef struct ks_backend_i {
   /* What the backend runs on, for workloads' "device" key (task.json): NULL
    * means cpu. OpenCL asks its device (CL_DEVICE_TYPE), CUDA is gpu. */
   ks_device_class (*device_class)(void);
+
+  /* ---- Optional, backends whose executor is another program (mlx: a
+   * Python executor speaking eval/exec_proto.h). Fills argv (at most
+   * KS_EXEC_ARGV_MAX words, NULL-terminated, pointing into store) of the
+   * program the judge starts in place of ksearch-runner. Such a backend's
+   * outputs live in its runtime, so the judge sends collect as it does for
+   * device buffers (ks_backend_device_buffers). */
+  ks_code (*executor_argv)(char store[][PATH_MAX], char **argv, ks_err *err);
+  /* Optional: the specs/targets id a candidate is checked against before
+   * the build; NULL skips the check (a candidate that is not C-family code,
+   * as mlx's ops form). Absent: the backend's name. */
+  const char *(*spec_target)(const ks_candidate *cand);
 } ks_backend_i;
+
+#define KS_EXEC_ARGV_MAX 4
+
+/* Whether the judge collects outputs (device buffers or another executor's
+ * runtime) rather than reading them where the kernel wrote them. */
+bool ks_backend_device_buffers(const ks_backend_i *be);
 
 /* The backend's device class (cpu when it has no device_class hook). */
 ks_device_class ks_backend_device_class(const ks_backend_i *be);

@@ -6,11 +6,13 @@
 extern const ks_backend_i ks_backend_c;
 extern const ks_backend_i ks_backend_opencl;
 extern const ks_backend_i ks_backend_cuda;
+extern const ks_backend_i ks_backend_mlx;
 
 static const ks_backend_i *const k_backends[] = {
     &ks_backend_c,
     &ks_backend_opencl,
     &ks_backend_cuda,
+    &ks_backend_mlx,
 };
 
 int ks_backend_count(void) {
@@ -32,4 +34,8 @@ void ks_artifact_free(ks_artifact *a) { ks_buf_free(&a->log); }
 
 ks_device_class ks_backend_device_class(const ks_backend_i *be) {
   return be && be->device_class ? be->device_class() : KS_DEV_CPU;
+}
+
+bool ks_backend_device_buffers(const ks_backend_i *be) {
+  return be && (be->dev_alloc || be->executor_argv);
 }

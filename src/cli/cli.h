@@ -13,6 +13,7 @@ int ks_cmd_show(int argc, char **argv);
 int ks_cmd_roofline(int argc, char **argv);
 int ks_cmd_translate(int argc, char **argv);
 int ks_cmd_worker(int argc, char **argv);
+int ks_cmd_export(int argc, char **argv);
 
 /* Prints "ksearch: <msg>" for an error and returns its exit code. */
 int ks_cli_fail(int code, const char *msg);

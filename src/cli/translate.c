@@ -18,7 +18,8 @@
 #include <string.h>
 
 static const char k_usage[] =
-    "usage: ksearch translate FILE.cu --to opencl|metal|c [--json] [--out "
+    "usage: ksearch translate FILE.cu --to opencl|metal|c|mlx [--json] "
+    "[--out "
     "FILE]\n"
     "\n"
     "Finds the optimization concepts of a CUDA file (specs/concepts), says "
@@ -29,13 +30,16 @@ static const char k_usage[] =
     "  opencl  OpenCL C with `// ksearch:` launch lines (--to "
     "opencl-pocl-cpu: PoCL)\n"
     "  metal   a Python module of mx.fast.metal_kernel bodies, header and "
-    "launch\n          geometry (--to mlx is the same)\n"
+    "launch\n          geometry\n"
+    "  mlx     an MLX candidate (--backend mlx): the CUDA kernel as the "
+    "helper of an\n          mx.fast.cuda_kernel body, launch in threads\n"
     "  c       a per-thread function and an OpenMP launcher per kernel\n"
     "What has no literal form stays in place under a `// "
     "KSEARCH-TODO(concept): ...`\nline.\n"
     "\n"
     "options:\n"
-    "  --to T      opencl, metal or c, or a target id of specs/targets\n"
+    "  --to T      opencl, metal, c or mlx, or a target id of "
+    "specs/targets\n"
     "  --out FILE  write the translation there (else stdout, report on "
     "stderr)\n"
     "  --json      one JSON object on stdout: concepts, forms, gaps, TODOs, "
@@ -65,8 +69,9 @@ static json_t *concepts_json(const ks_cuda_report *r, const ks_spec_target *t,
     const ks_concept *c = cs[i];
     json_t *ev;
     json_t *lines = lines_of(r, c, &ev);
-    const json_t *form =
-        json_object_get(json_object_get(c->json, "forms"), t->backend);
+    /* an MLX candidate on Linux is CUDA: the concept keeps its CUDA form */
+    const char *fb = strcmp(t->backend, "mlx") ? t->backend : "cuda";
+    const json_t *form = json_object_get(json_object_get(c->json, "forms"), fb);
     const json_t *gap = ks_concept_gap(c, t->id, t->backend);
     json_t *o = json_pack(
         "{s:s,s:s,s:o,s:o,s:O,s:s?,s:O,s:O}", "id", c->id, "name", c->name,
@@ -214,13 +219,17 @@ int ks_cmd_translate(int argc, char **argv) {
   const char *path = argv[optind];
   ks_err err = {0};
   const ks_spec_target *t;
+  /* --to mlx: an MLX candidate (a cuda_kernel body, what MLX on Linux
+   * runs); the Metal module stays --to metal */
+  if (!strcmp(to, "mlx"))
+    to = "mlx-cuda-sm90";
   if (ks_spec_target_get(to, &t, &err))
     return ks_cli_fail(ks_exit_code(err.code), err.msg);
   if (strcmp(t->backend, "opencl") && strcmp(t->backend, "metal") &&
-      strcmp(t->backend, "c")) {
+      strcmp(t->backend, "c") && strcmp(t->backend, "mlx")) {
     fprintf(stderr,
-            "ksearch translate: --to %s: translation goes to opencl, metal "
-            "or c (%s is the %s backend)\n",
+            "ksearch translate: --to %s: translation goes to opencl, metal, "
+            "c or mlx (%s is the %s backend)\n",
             to, t->id, t->backend);
     return 2;
   }

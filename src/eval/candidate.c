@@ -107,6 +107,9 @@ static ks_code parse_line(ks_candidate *c, char *line, int lineno,
     ks_strlcpy(c->launch, trim(p + 7), sizeof c->launch);
     return KS_OK;
   }
+  /* mlx: the line between a kernel's helpers (header) and its body */
+  if (!strcmp(trim(p), "body"))
+    return KS_OK;
   /* key=value pairs: backend=c entry=rmsnorm */
   char *save = NULL;
   for (char *kv = strtok_r(p, " \t", &save); kv;
@@ -156,12 +159,17 @@ ks_code ks_candidate_parse(const char *source, const char *path,
     const char *q = s;
     while (q < s + len && isspace((unsigned char)*q))
       q++;
-    if ((size_t)(s + len - q) > 11 && !strncmp(q, "// ksearch:", 11)) {
+    /* `# ksearch:` too: an MLX ops candidate is Python */
+    size_t pre =
+        (size_t)(s + len - q) > 11 && !strncmp(q, "// ksearch:", 11)  ? 11
+        : (size_t)(s + len - q) > 10 && !strncmp(q, "# ksearch:", 10) ? 10
+                                                                      : 0;
+    if (pre) {
       char line[1024];
-      size_t l = (size_t)(s + len - (q + 11));
+      size_t l = (size_t)(s + len - (q + pre));
       if (l >= sizeof line)
         l = sizeof line - 1;
-      memcpy(line, q + 11, l);
+      memcpy(line, q + pre, l);
       line[l] = 0;
       if (parse_line(c, line, lineno, err)) {
         ks_candidate_free(c);

@@ -114,7 +114,8 @@ static void fill_plan(ks_evaluator *ev, ks_judge_plan *p) {
   /* the outputs and inputs are memfds mapped beside the runtime: their
    * size, plus room for the runtime, thread stacks and a flush buffer */
   p->mem_limit_bytes = (int64_t)(1.2 * ev->bytes_max) + (2LL << 30);
-  if (ev->be->dev_alloc) /* device copies of every tensor of a workload */
+  /* device copies of every tensor of a workload */
+  if (ks_backend_device_buffers(ev->be))
     p->mem_limit_bytes += (int64_t)ev->bytes_max + (1LL << 30);
 }
 
@@ -155,7 +156,7 @@ static int anchor_sets(const ks_evaluator *ev, int i) {
  * with like. Absent: nothing to do. A baseline that fails is the task's
  * error. */
 static ks_code eval_baseline(ks_evaluator *ev, ks_err *err) {
-  static const char *const exts[] = {"cu", "cl", "c"};
+  static const char *const exts[] = {"cu", "cl", "c", "py"};
   char path[PATH_MAX];
   bool found = false;
   for (size_t i = 0; i < sizeof exts / sizeof *exts && !found; i++) {
@@ -182,7 +183,9 @@ static ks_code eval_baseline(ks_evaluator *ev, ks_err *err) {
     ev->base_ns[i] = w->device_ns_min > 0 ? w->device_ns_min : w->time_ns_min;
   }
   ev->have_base = !rc;
-  if (!rc && ev->dc == KS_DEV_GPU) { /* cached: the path of that build */
+  /* cached: the path of that build; the anchor beside candidates (a cuda
+   * kernel: the MLX baselines are trusted Python, warmed differently) */
+  if (!rc && ev->dc == KS_DEV_GPU && !strcmp(ev->be->name, "cuda")) {
     ks_artifact art;
     ks_err aerr;
     if (ev->be->build(ev->task, &c, ev->cache_dir, ev->opts.build_timeout_s,
@@ -216,8 +219,8 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   if (!ev->be) {
     free(ev);
     return ks_err_set(err, KS_ERR_INPUT,
-                      "unknown backend \"%s\"; available: c, opencl, cuda (the "
-                      "MLX backend is not implemented yet)",
+                      "unknown backend \"%s\"; available: c, opencl, cuda, "
+                      "mlx",
                       opts->backend);
   }
   ev->dc = ks_backend_device_class(ev->be);
@@ -455,7 +458,7 @@ static ks_eval_status classify(const ks_task *task, const ks_judge_plan *p,
 /* Whether the backend's kernels work in this machine's own memory (c, and
  * OpenCL on PoCL's CPU device), so the host probe is their ceiling. */
 static bool host_memory(const ks_evaluator *ev) {
-  return !ev->be->dev_alloc || !strcmp(ev->be->name, "opencl");
+  return !ks_backend_device_buffers(ev->be) || !strcmp(ev->be->name, "opencl");
 }
 
 /* Figures of one timed workload; true when it was faster than the
@@ -553,11 +556,13 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
   }
   /* the spec: primitives the target lacks are rejected before any
    * compiler runs (DESIGN.md: Spec and concept catalogue) */
-  if (!ev->opts.no_spec_check) {
+  const char *spec_target =
+      ev->be->spec_target ? ev->be->spec_target(cand) : ev->be->name;
+  if (!ev->opts.no_spec_check && spec_target) {
     ks_spec_violation v[16];
     int nv = 0;
     ks_err verr;
-    if (ks_spec_validate(ev->be->name, cand->source, v, 16, &nv, &verr) ==
+    if (ks_spec_validate(spec_target, cand->source, v, 16, &nv, &verr) ==
             KS_OK &&
         nv > 0) {
       res->status = KS_EVAL_REJECTED;

@@ -164,6 +164,13 @@ static bool next_event(ks_exec *x, ks_exec_event *ev) {
 
 ks_code ks_exec_start(ks_exec *x, const char *job_json, int in_fd, int out_fd,
                       int threads, double timeout_s, ks_err *err) {
+  return ks_exec_start_argv(x, NULL, job_json, in_fd, out_fd, threads,
+                            timeout_s, err);
+}
+
+ks_code ks_exec_start_argv(ks_exec *x, char *const *prog, const char *job_json,
+                           int in_fd, int out_fd, int threads, double timeout_s,
+                           ks_err *err) {
   memset(x, 0, sizeof *x);
   x->pid = -1;
   x->pidfd = x->cmd_fd = x->ev_fd = x->log_fd = -1;
@@ -173,7 +180,7 @@ ks_code ks_exec_start(ks_exec *x, const char *job_json, int in_fd, int out_fd,
   /* the judge's memory holds every reference output: no process of the
    * same user may read it through /proc/<pid>/mem or ptrace */
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  if (access(ks_runner_path(), X_OK) != 0)
+  if (!prog && access(ks_runner_path(), X_OK) != 0)
     return ks_err_set(err, KS_ERR_ENV,
                       "%s: ksearch-runner not found or not executable; run "
                       "`make` or set KSEARCH_RUNNER",
@@ -221,7 +228,10 @@ ks_code ks_exec_start(ks_exec *x, const char *job_json, int in_fd, int out_fd,
     syscall(SYS_close_range, KS_EXEC_OUT_FD + 1, ~0U, 0);
 #endif
     char *argv[] = {(char *)ks_runner_path(), NULL};
-    execv(argv[0], argv);
+    if (prog)
+      execvp(prog[0], prog);
+    else
+      execv(argv[0], argv);
     _exit(127);
   }
   close(ev[1]);

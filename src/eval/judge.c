@@ -187,11 +187,25 @@ static json_t *job_json(const ks_judge_plan *p, const char *mode,
                    "workloads", wls);
 }
 
-static ks_code start(ks_exec *x, json_t *job, const shm *in, const shm *out,
-                     int threads, double timeout_s, ks_err *err) {
+/* Starts the executor of `backend`: ksearch-runner, or the program the
+ * backend names (mlx: its Python executor). */
+static ks_code start(ks_exec *x, const char *backend, json_t *job,
+                     const shm *in, const shm *out, int threads,
+                     double timeout_s, ks_err *err) {
+  const ks_backend_i *be = ks_backend_get(backend);
+  char store[KS_EXEC_ARGV_MAX][PATH_MAX];
+  char *argv[KS_EXEC_ARGV_MAX + 1] = {NULL};
+  if (be && be->executor_argv) {
+    ks_code rc = be->executor_argv(store, argv, err);
+    if (rc) {
+      json_decref(job);
+      return rc;
+    }
+  }
   char *text = json_dumps(job, JSON_COMPACT);
   json_decref(job);
-  ks_code rc = ks_exec_start(x, text, in->fd, out->fd, threads, timeout_s, err);
+  ks_code rc = ks_exec_start_argv(x, argv[0] ? argv : NULL, text, in->fd,
+                                  out->fd, threads, timeout_s, err);
   free(text);
   return rc;
 }
@@ -649,7 +663,7 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
   const ks_backend_i *be = ks_backend_get(p->backend);
   if (!be)
     return ks_err_set(err, KS_ERR_INPUT, "unknown backend %s", p->backend);
-  c.device = be->dev_alloc != NULL;
+  c.device = ks_backend_device_buffers(be);
   bool landlock = ks_landlock_abi() >= 1;
   if (!landlock)
     snprintf(o->landlock_note, sizeof o->landlock_note,
@@ -662,7 +676,7 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
     rc = shm_new(&c.pout, "ksearch-probe", out_size, false, err);
   if (rc)
     goto done;
-  rc = start(&o->x,
+  rc = start(&o->x, p->backend,
              job_json(p, p->reference ? "reference" : "candidate", p->backend,
                       landlock, !c.device, in_size, out_size),
              &c.in, &c.out, p->threads, p->timeout_s, err);
@@ -689,7 +703,7 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
     ks_judge_plan pp = *p;
     pp.artifact = "";
     ks_err perr;
-    if (start(&c.probe,
+    if (start(&c.probe, "c",
               job_json(&pp, "probe", "c", landlock, true, in_size, out_size),
               &c.in, &c.pout, p->threads, p->timeout_s, &perr) == KS_OK &&
         c.probe.ready)
@@ -705,7 +719,7 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
     ks_exec_event ev;
     if (abe &&
         shm_new(&c.aout, "ksearch-anchor", out_size, false, &aerr) == KS_OK &&
-        start(&c.anchor,
+        start(&c.anchor, p->anchor_backend,
               job_json(&ap, ref ? "reference" : "candidate", p->anchor_backend,
                        landlock, !c.anchor_device, in_size, out_size),
               &c.in, &c.aout, p->threads, p->timeout_s, &aerr) == KS_OK &&

@@ -7,6 +7,7 @@
 ks_code ks_translate_opencl(ks_tr *x, ks_translation *out, ks_err *err);
 ks_code ks_translate_metal(ks_tr *x, ks_translation *out, ks_err *err);
 ks_code ks_translate_c(ks_tr *x, ks_translation *out, ks_err *err);
+ks_code ks_translate_mlx(ks_tr *x, ks_translation *out, ks_err *err);
 
 ks_code ks_translate(const ks_cu_model *m, const char *target,
                      ks_translation *out, ks_err *err) {
@@ -24,10 +25,11 @@ ks_code ks_translate(const ks_cu_model *m, const char *target,
       !strcmp(t->backend, "opencl")  ? ks_translate_opencl
       : !strcmp(t->backend, "metal") ? ks_translate_metal
       : !strcmp(t->backend, "c")     ? ks_translate_c
+      : !strcmp(t->backend, "mlx")   ? ks_translate_mlx
                                      : NULL;
   if (!fn)
     return ks_err_set(err, KS_ERR_INPUT,
-                      "--to %s: translation goes to opencl, metal or c "
+                      "--to %s: translation goes to opencl, metal, c or mlx "
                       "(target %s is the %s backend)",
                       target, t->id, t->backend);
   ks_tr x;

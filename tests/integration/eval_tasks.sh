@@ -81,7 +81,7 @@ check "--json prints exactly one JSON object" "$(python3 -c 'import json,sys; js
 err=$("$ks" report /tmp 2>&1); rc=$?
 check "report on a folder that is no run: exit 2 naming it" "$([[ $rc == 2 && $err == *"/tmp"* && $err == *"ksearch.db"* ]] && echo yes)" "exit $rc: $err"
 out=$("$ks" tasks --json); rc=$?
-check "tasks --json lists the eleven built-ins" "$(field '"yes" if sorted(t["name"] for t in d["tasks"]) == ["attention_prefill","decode_paged","gemm_bf16","layernorm","layernorm_bf16","moe_routing","rmsnorm","rmsnorm_bf16","selective_scan","softmax","softmax_bf16"] else "no"' "$out")" "$out"
+check "tasks --json lists the twelve built-ins" "$(field '"yes" if sorted(t["name"] for t in d["tasks"]) == ["attention_prefill","decode_paged","gemm_bf16","layernorm","layernorm_bf16","mamba_mlx","moe_routing","rmsnorm","rmsnorm_bf16","selective_scan","softmax","softmax_bf16"] else "no"' "$out")" "$out"
 # issue 13: extra arguments, header values that would reach the compiler
 out=$("$ks" tasks junk 2>&1); rc=$?
 check "tasks with an extra argument: exit 2 naming it" "$([[ $rc == 2 && $out == *junk* && $out != *softmax* ]] && echo yes)" "exit $rc: $out"

@@ -228,7 +228,7 @@ Test(spec_translate, other_targets_refused) {
   c.src = strdup("__global__ void k(float *x) { x[0] = 0; }\n");
   cr_assert_eq(ks_cu_parse(c.src, strlen(c.src), "k.cu", &c.m, &err), KS_OK);
   cr_expect_eq(ks_translate(&c.m, "cuda", &c.t, &err), KS_ERR_INPUT);
-  cr_expect(strstr(err.msg, "opencl, metal or c"), "%s", err.msg);
+  cr_expect(strstr(err.msg, "opencl, metal, c or mlx"), "%s", err.msg);
   tt_free(&c);
 }
 

@@ -1,0 +1,146 @@
+"""mlx_block.py: mlx-lm's Mamba-1 block prefill with a ksearch kernel in place
+of its SSM loop, against mlx-lm as it is (issue 15, headline (a); run by
+bench/gpu/mlx.sh on the H200, one process, both timed alternately).
+
+    python3 mlx_block.py OUT.json [--kernels kernels.py] [--candidate FILE]...
+                         [--T 256,1024,4096] [--reps N]
+
+The block has mamba-370m's shapes (hidden 1024, intermediate 2048, state
+16, conv 4, dt rank 64), random weights, batch 1, float32. The fast block
+runs mlx-lm's own modules for everything but the scan (in_proj, conv1d,
+x_proj, dt_proj, out_proj, swiglu: the same calls as
+MambaBlock._process_sequence) and the kernel for the scan, whose inputs are
+exactly tasks/mamba_mlx's. Each output is checked against mlx-lm's before
+it is timed. Timing: a warm-up, then REPS calls of each, alternating, each
+one mx.eval + mx.synchronize; the minimum counts.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import mlx.core as mx
+import mlx.nn as nn
+from mlx_lm.models.activations import swiglu
+from mlx_lm.models.mamba import MambaBlock, ModelArgs
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "mlx"))
+import ksmlx  # noqa: E402
+
+
+def block_args():
+    return ModelArgs(model_type="mamba", vocab_size=50280, hidden_size=1024,
+                     intermediate_size=2048, state_size=16, num_hidden_layers=48,
+                     conv_kernel=4, use_bias=False, use_conv_bias=True,
+                     time_step_rank=64)
+
+
+def fast_block(block, scan):
+    """MambaBlock.__call__(x, None) with scan(x, delta, A, B, C, D) for the
+    per-token loop; the rest is mlx-lm's own modules, in its order."""
+    def run(x):
+        xz = block.in_proj(x)
+        xs, z = xz.split(indices_or_sections=2, axis=-1)
+        K = block.conv_kernel_size
+        xs = nn.silu(block.conv1d(mx.pad(xs, [(0, 0), (K - 1, 0), (0, 0)])))
+        A = -mx.exp(block.A_log)
+        r, n = block.time_step_rank, block.ssm_state_size
+        delta, B, C = mx.split(block.x_proj(xs), [r, r + n], axis=-1)
+        delta = nn.softplus(block.dt_proj(delta))
+        y = scan(xs, delta, A, B, C, block.D)
+        return block.out_proj(swiglu(z, y))
+    return run
+
+
+def timed(f, x):
+    mx.synchronize()
+    t0 = time.perf_counter()
+    mx.eval(f(x))
+    mx.synchronize()
+    return time.perf_counter() - t0
+
+
+def candidate_scan(path, values):
+    task = ksmlx.Task(os.path.join(ROOT, "tasks", "mamba_mlx", "task.json"))
+    cand = ksmlx.load(path, task, values)
+    fn = ksmlx.build(cand, mx)
+
+    def scan(x, delta, A, B, C, D):
+        b, t, d = x.shape
+        axes = {"batch": b, "seqlen": t, "dim": d, "dstate": 16}
+        return fn([x, delta, A, B, C, D], axes, {})[0]
+    return scan
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--kernels", help="a module from `ksearch export --to mlx`")
+    ap.add_argument("--candidate", action="append", default=[],
+                    help="an MLX candidate file of tasks/mamba_mlx (defaults)")
+    ap.add_argument("--T", default="256,1024,4096")
+    ap.add_argument("--reps", type=int, default=5)
+    a = ap.parse_args()
+    mx.random.seed(0)
+    block = MambaBlock(block_args())
+    # A_log and D as a trained model has them would differ; the shapes and
+    # the work do not
+    mx.eval(block.parameters())
+    scans = []
+    if a.kernels:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(a.kernels)))
+        mod = __import__(os.path.splitext(os.path.basename(a.kernels))[0])
+        scans.append(("exported:" + os.path.basename(a.kernels), mod.mamba_mlx))
+    for p in a.candidate:
+        scans.append(("template:" + os.path.basename(p), candidate_scan(p, None)))
+    res = {"device": str(mx.default_device()), "mlx": mx.__version__,
+           "shapes": "mamba-370m: hidden 1024, intermediate 2048, state 16, conv 4, "
+                     "dt rank 64; batch 1; float32",
+           "reps": a.reps, "results": []}
+    for T in [int(t) for t in a.T.split(",")]:
+        x = mx.random.normal((1, T, 1024)) * 0.5
+        mx.eval(x)
+        ref = block(x, None)
+        mx.eval(ref)
+        row = {"T": T, "kernels": []}
+        fasts = []
+        for label, scan in scans:
+            f = fast_block(block, scan)
+            try:
+                got = f(x)
+                mx.eval(got)
+                err = mx.max(mx.abs(got - ref)).item()
+                scale = mx.max(mx.abs(ref)).item()
+                ok = err <= 1e-3 * max(scale, 1.0)
+            except Exception as e:  # a kernel that does not compile or launch
+                row["kernels"].append({"kernel": label, "error": f"{type(e).__name__}: {e}"[:500]})
+                continue
+            fasts.append((label, f, err, ok))
+        mlx_lm_t = []
+        fast_t = {label: [] for label, _, _, _ in fasts}
+        timed(lambda v: block(v, None), x)  # warm-up
+        for label, f, _, _ in fasts:
+            timed(f, x)
+        for _ in range(a.reps):
+            mlx_lm_t.append(timed(lambda v: block(v, None), x))
+            for label, f, _, _ in fasts:
+                fast_t[label].append(timed(f, x))
+        row["mlx_lm_ms"] = min(mlx_lm_t) * 1e3
+        for label, f, err, ok in fasts:
+            best = min(fast_t[label]) * 1e3
+            row["kernels"].append({"kernel": label, "ms": best, "max_abs_err": err,
+                                   "matches_mlx_lm": ok,
+                                   "speedup_vs_mlx_lm": row["mlx_lm_ms"] / best})
+        res["results"].append(row)
+        print(json.dumps(row), flush=True)
+        with open(a.out, "w") as fo:
+            json.dump(res, fo, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+# ksearch: backend=mlx form=bogus entry=softmax
+def softmax(x, **_):
+    return x
