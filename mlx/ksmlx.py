@@ -348,7 +348,9 @@ def cuda_source(cand, axes):
     build_kernel: default header, header, signature, template constants,
     body), with MLX's own device header replaced by the two things a body
     may use from it; so that nvcc can check a template where no MLX GPU is
-    (tests/integration/mlx.sh)."""
+    (tests/integration/mlx.sh). No `inf`: MLX 0.32.4's default header
+    (read off its libmlx.so) defines none, and a body using it failed to
+    compile on the H200."""
     t = cand.task
     sig = [f"    const {CUDA_T[d]}* {n}" for n, _, d in t.inputs]
     sig += [f"    const {CUDA_T[d]}* {n}" for n, d, _ in t.scalars]
@@ -356,7 +358,6 @@ def cuda_source(cand, axes):
     consts = "".join(f"  constexpr int {k} = {int(v)};\n" for k, v in axes.items())
     return ("#include <cooperative_groups.h>\n#include <cuda/std/limits>\n"
             "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
-            "#define inf cuda::std::numeric_limits<float>::infinity()\n"
             + cand.full_header() + "\nnamespace mlx::core::cu {\n"
             "namespace cg = cooperative_groups;\n"
             f"__global__ void custom_kernel_{cand.kernel_name()}(\n"

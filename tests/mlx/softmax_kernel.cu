@@ -7,7 +7,7 @@ int r = blockIdx.x;
 x += (long long)r * cols;
 y += (long long)r * cols;
 __shared__ float red[TG];
-float m = -inf;
+float m = __int_as_float(0xff800000); // -inf (MLX 0.32.4 defines no inf)
 for (int c = threadIdx.x; c < cols; c += TG) m = fmaxf(m, x[c]);
 red[threadIdx.x] = m;
 __syncthreads();

@@ -28,11 +28,11 @@ const int tid = threadIdx.x;
 const float *xr = x + (long long)blockIdx.x * cols;
 float *yr = y + (long long)blockIdx.x * cols;
 float v[CACHE];
-float m = -inf;
+float m = __int_as_float(0xff800000); // -inf (MLX 0.32.4 defines no inf)
 #pragma unroll
 for (int k = 0; k < CACHE; k++) {
   int c = tid + k * TG;
-  v[k] = c < cols ? xr[c] : -inf;
+  v[k] = c < cols ? xr[c] : __int_as_float(0xff800000); // -inf (MLX 0.32.4 defines no inf)
   m = fmaxf(m, v[k]);
 }
 for (int c = tid + CACHE * TG; c < cols; c += TG)
