@@ -42,6 +42,17 @@ typedef struct ks_planner {
   int n_spread;
 } ks_planner;
 
+/* The median of v[0..n) (n >= 1; reorders v). */
+static double median_of(double *v, int n) {
+  for (int i = 1; i < n; i++) /* insertion sort: n <= KS_MAX_WORKLOADS */
+    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+      double t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  return v[n / 2];
+}
+
 /* How far apart two scores must be before the planner acts on the
  * difference: the median spread of this run's repeat timings, 2% to 20%
  * (3% before anything is measured). */
@@ -51,13 +62,7 @@ static double noise_tol(const ks_planner *p) {
   int n = p->n_spread < 32 ? p->n_spread : 32;
   double v[32];
   memcpy(v, p->spread, sizeof(double) * (size_t)n);
-  for (int i = 1; i < n; i++) /* insertion sort: n <= 32 */
-    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-      double t = v[j];
-      v[j] = v[j - 1];
-      v[j - 1] = t;
-    }
-  double m = v[n / 2];
+  double m = median_of(v, n);
   return m < 0.02 ? 0.02 : m > 0.2 ? 0.2 : m;
 }
 
@@ -71,13 +76,7 @@ static void note_spread(ks_planner *p, const ks_eval_result *res) {
       v[n++] = res->wl[i].time_ns_iqr / res->wl[i].time_ns_median;
   if (n == 0)
     return;
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-      double t = v[j];
-      v[j] = v[j - 1];
-      v[j - 1] = t;
-    }
-  p->spread[p->n_spread++ % 32] = v[n / 2];
+  p->spread[p->n_spread++ % 32] = median_of(v, n);
 }
 
 static void build_plan(ks_planner *p, int ti) {
