@@ -482,6 +482,34 @@ static int cmp_d(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Whether every output of (w, seed) is in the reference cache already. */
+static bool ref_stored(const ks_judge_plan *p, const ks_workload *w,
+                       uint64_t seed) {
+  const ks_task *t = p->task;
+  for (int i = 0; i < t->n_outputs; i++) {
+    char path[PATH_MAX];
+    ks_judge_ref_file(p->ref_dir, t, w, seed, t->outputs[i].name, path,
+                      sizeof path);
+    if (!ks_file_exists(path))
+      return false;
+  }
+  return true;
+}
+
+/* One untimed call on the inputs of `seed`, judged (or stored, in
+ * reference mode): *ok is the verdict. false when the executor is gone. */
+static bool judged_call(judge_ctx *c, int wi, const layout *l, uint64_t seed,
+                        char *why, size_t n, bool *ok) {
+  const ks_workload *w = &c->p->task->workloads[wi];
+  int64_t claimed, window, dev_ns;
+  bool failed = false, gone = false;
+  fill_inputs(c, w, l, seed);
+  if (!one_call(c, wi, false, &claimed, &window, &dev_ns, why, n, &failed))
+    return false;
+  *ok = !failed && judge_outputs(c, w, l, seed, &c->o->wl[wi], why, n, &gone);
+  return !gone;
+}
+
 /* Correctness seeds, then the timing sets of one workload. false when the
  * executor is gone (the outcome fields say why). */
 static bool run_workload(judge_ctx *c, int wi) {
@@ -498,24 +526,10 @@ static bool run_workload(judge_ctx *c, int wi) {
   int64_t claimed, window, dev_ns;
   bool ok = true;
   for (int s = 0; ok && s < p->n_seeds; s++) {
-    if (p->reference) { /* stored already: nothing to compute */
-      bool have = true;
-      for (int i = 0; i < t->n_outputs && have; i++) {
-        char path[PATH_MAX];
-        ks_judge_ref_file(p->ref_dir, t, w, p->seeds[s], t->outputs[i].name,
-                          path, sizeof path);
-        have = ks_file_exists(path);
-      }
-      if (have)
-        continue;
-    }
-    fill_inputs(c, w, &l, p->seeds[s]);
-    if (!one_call(c, wi, false, &claimed, &window, &dev_ns, why, sizeof why,
-                  &failed))
-      return false;
-    ok = !failed &&
-         judge_outputs(c, w, &l, p->seeds[s], r, why, sizeof why, &gone);
-    if (gone)
+    /* reference mode: stored already, nothing to compute */
+    if (p->reference && ref_stored(p, w, p->seeds[s]))
+      continue;
+    if (!judged_call(c, wi, &l, p->seeds[s], why, sizeof why, &ok))
       return false;
     if (!ok && s > 0) {
       char more[600];
@@ -530,21 +544,8 @@ static bool run_workload(judge_ctx *c, int wi) {
   /* a reference that only has to fill the cache: each set is a seed */
   for (int k = 0; ok && p->reference && p->outputs_only && k < nsets; k++) {
     uint64_t seed = p->set_seed0 + (uint64_t)k;
-    bool have = true;
-    for (int i = 0; i < t->n_outputs && have; i++) {
-      char path[PATH_MAX];
-      ks_judge_ref_file(p->ref_dir, t, w, seed, t->outputs[i].name, path,
-                        sizeof path);
-      have = ks_file_exists(path);
-    }
-    if (have)
-      continue;
-    fill_inputs(c, w, &l, seed);
-    if (!one_call(c, wi, false, &claimed, &window, &dev_ns, why, sizeof why,
-                  &failed))
-      return false;
-    ok = !failed && judge_outputs(c, w, &l, seed, r, why, sizeof why, &gone);
-    if (gone)
+    if (!ref_stored(p, w, seed) &&
+        !judged_call(c, wi, &l, seed, why, sizeof why, &ok))
       return false;
   }
   if (p->reference && p->outputs_only)
@@ -713,7 +714,7 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
     ks_judge_plan ap = *p;
     ap.artifact = p->anchor_artifact;
     const ks_backend_i *abe = ks_backend_get(p->anchor_backend);
-    c.anchor_device = abe && abe->dev_alloc != NULL;
+    c.anchor_device = abe && ks_backend_device_buffers(abe);
     bool ref = !strcmp(p->anchor_backend, "c");
     ks_err aerr;
     ks_exec_event ev;
