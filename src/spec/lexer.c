@@ -106,8 +106,10 @@ static bool lex_quoted(lexer *L, size_t start, char q) {
         L->line++;
         continue;
       }
-      if (!s[i + 1])
-        continue; /* reported as unterminated on the next turn */
+      if (!s[i + 1]) {
+        i++; /* a backslash at the very end: unterminated on the next turn */
+        continue;
+      }
       i += 2;
       continue;
     }

@@ -6,7 +6,9 @@ export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-$(mktemp -d /tmp/ksearch-test-cach
 failed=0 passed=0
 for s in eval_tasks kernel_tasks adversarial search llm llm_backends timing_order opencl cuda cuda_emu mlx translate report workers workers_tls; do
   echo "== $s"
+  t0=$SECONDS
   if bash "$here/$s.sh"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  echo "== $s: $((SECONDS - t0)) s"
 done
 echo "integration: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

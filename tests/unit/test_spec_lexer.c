@@ -107,6 +107,12 @@ Test(spec_lexer, malformed_input_names_the_line) {
             err.msg);
   cr_expect_eq(ks_lex("int a;\nint b = 1 @ 2;", &ts, &err), KS_ERR_INPUT);
   cr_expect(strstr(err.msg, "line 2"), "%s", err.msg);
+  /* a backslash as the last byte inside a literal (a fuzz finding: the
+   * scan used to stay on it forever) */
+  cr_expect_eq(ks_lex("x = \"abc\\", &ts, &err), KS_ERR_INPUT);
+  cr_expect(strstr(err.msg, "unterminated string") != NULL, "%s", err.msg);
+  cr_expect_eq(ks_lex("c = '\\", &ts, &err), KS_ERR_INPUT);
+  cr_expect(strstr(err.msg, "unterminated character") != NULL, "%s", err.msg);
   const char bin[] = {'a', 1, 2, 0};
   cr_expect_eq(ks_lex(bin, &ts, &err), KS_ERR_INPUT, "binary bytes");
 }
