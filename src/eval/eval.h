@@ -2,7 +2,8 @@
  *
  * An evaluator belongs to one task on one backend. Creating it builds the
  * reference, makes sure the reference outputs of every (workload, seed,
- * timing set) are cached, and times the reference once; each ks_evaluate
+ * timing set) are cached, and times the reference once per machine (its
+ * figures are stored beside the outputs: ref_times.h); each ks_evaluate
  * then checks the candidate against the spec, builds it (cached by content
  * hash) and has the judge (judge.h) drive it through an executor, then
  * turns the judge's facts into a status, a reason, per-workload timings,
