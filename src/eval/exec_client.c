@@ -164,13 +164,13 @@ static bool next_event(ks_exec *x, ks_exec_event *ev) {
 
 ks_code ks_exec_start(ks_exec *x, const char *job_json, int in_fd, int out_fd,
                       int threads, double timeout_s, ks_err *err) {
-  return ks_exec_start_argv(x, NULL, job_json, in_fd, out_fd, threads,
+  return ks_exec_start_argv(x, NULL, job_json, in_fd, out_fd, threads, false,
                             timeout_s, err);
 }
 
 ks_code ks_exec_start_argv(ks_exec *x, char *const *prog, const char *job_json,
-                           int in_fd, int out_fd, int threads, double timeout_s,
-                           ks_err *err) {
+                           int in_fd, int out_fd, int threads, bool spin,
+                           double timeout_s, ks_err *err) {
   memset(x, 0, sizeof *x);
   x->pid = -1;
   x->pidfd = x->cmd_fd = x->ev_fd = x->log_fd = -1;
@@ -208,9 +208,9 @@ ks_code ks_exec_start_argv(ks_exec *x, char *const *prog, const char *job_json,
     char th[16];
     snprintf(th, sizeof th, "%d", threads);
     setenv("OMP_NUM_THREADS", th, 1);
-    /* spinning OpenMP workers stall whole parallel regions for a time slice
-     * when another process holds a core; a user's own setting wins */
-    setenv("OMP_WAIT_POLICY", "passive", 0);
+    /* a user's own setting wins (DESIGN.md: Evaluation, "One executor at
+     * a time") */
+    setenv("OMP_WAIT_POLICY", spin ? "active" : "passive", 0);
     int devnull = open("/dev/null", O_RDONLY);
     /* fds above 6 may be where the targets are: move sources out of the
      * way first, then place each */
@@ -366,6 +366,7 @@ void ks_exec_thaw(ks_exec *x) {
 
 void ks_exec_stop(ks_exec *x) {
   if (x->pid > 0 && !x->dead) {
+    kill(x->pid, SIGCONT); /* a frozen executor reads no exit command */
     if (send(x->cmd_fd, "{\"cmd\":\"exit\"}\n", 15, MSG_NOSIGNAL) == 15 &&
         x->pidfd >= 0) {
       struct pollfd pf = {.fd = x->pidfd, .events = POLLIN};

@@ -45,10 +45,12 @@ ks_code ks_exec_start(ks_exec *x, const char *job_json, int in_fd, int out_fd,
                       int threads, double timeout_s, ks_err *err);
 /* The same with another executor program: argv (NULL-terminated, argv[0]
  * looked up on PATH when it has no slash) in place of ksearch-runner; NULL
- * means ksearch-runner. */
+ * means ksearch-runner. spin: its OpenMP workers wait spinning
+ * (OMP_WAIT_POLICY=active) instead of sleeping, for host executors that the
+ * judge freezes whenever it is not talking to them. */
 ks_code ks_exec_start_argv(ks_exec *x, char *const *argv, const char *job_json,
-                           int in_fd, int out_fd, int threads, double timeout_s,
-                           ks_err *err);
+                           int in_fd, int out_fd, int threads, bool spin,
+                           double timeout_s, ks_err *err);
 /* Sends one command (a JSON object without "id"; the client adds the next
  * id) and waits for the answer of kind `expect` with that id. *ev gets it;
  * *window_ns the judge's time from the send to the answer. false when the

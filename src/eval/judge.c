@@ -204,8 +204,11 @@ static ks_code start(ks_exec *x, const char *backend, json_t *job,
   }
   char *text = json_dumps(job, JSON_COMPACT);
   json_decref(job);
-  ks_code rc = ks_exec_start_argv(x, argv[0] ? argv : NULL, text, in->fd,
-                                  out->fd, threads, timeout_s, err);
+  /* host C executors (candidates, the reference, the probe) spin: the
+   * judge freezes each one whenever it is not talking to it */
+  ks_code rc =
+      ks_exec_start_argv(x, argv[0] ? argv : NULL, text, in->fd, out->fd,
+                         threads, !strcmp(backend, "c"), timeout_s, err);
   free(text);
   return rc;
 }
@@ -338,6 +341,7 @@ static bool one_call(judge_ctx *c, int wi, bool evict, int64_t *claimed,
   ks_exec_event ev;
   char cmd[128];
   *failed = false;
+  ks_exec_thaw(x); /* frozen since its last call (judge_outputs) */
   snprintf(cmd, sizeof cmd, "\"cmd\":\"prep\",\"wl\":%d,\"evict\":%s", wi,
            evict ? "true" : "false");
   if (!ks_exec_ask(x, cmd, KS_EV_PREPPED, &ev, NULL))
@@ -372,7 +376,8 @@ static bool one_call(judge_ctx *c, int wi, bool evict, int64_t *claimed,
 }
 
 /* Freezes the executor, checks guards and compares with the reference (or
- * stores the outputs, in reference mode), thaws. false with why. */
+ * stores the outputs, in reference mode); the executor stays frozen until
+ * the next call (one_call). false with why. */
 static bool judge_outputs(judge_ctx *c, const ks_workload *w, const layout *l,
                           uint64_t seed, ks_judge_wl *r, char *why, size_t n,
                           bool *gone) {
@@ -422,7 +427,6 @@ static bool judge_outputs(judge_ctx *c, const ks_workload *w, const layout *l,
       ok = false;
     }
   }
-  ks_exec_thaw(x);
   return ok;
 }
 
@@ -432,10 +436,11 @@ static bool probe_once(judge_ctx *c, int wi, int k, int64_t *ns) {
   snprintf(cmd, sizeof cmd,
            "\"cmd\":\"probe\",\"wl\":%d,\"evict\":%s,\"nt\":%s", wi,
            c->p->evict ? "true" : "false", k % 2 ? "true" : "false");
+  ks_exec_thaw(&c->probe);
   if (!ks_exec_ask(&c->probe, cmd, KS_EV_PROBED, &ev, NULL))
     return false;
   *ns = ev.ns;
-  return true;
+  return ks_exec_freeze(&c->probe);
 }
 
 /* One anchor call on the inputs the candidate just had. false: the anchor
@@ -445,6 +450,7 @@ static bool anchor_once(judge_ctx *c, int wi, int64_t *ns) {
   char cmd[96];
   snprintf(cmd, sizeof cmd, "\"cmd\":\"prep\",\"wl\":%d,\"evict\":%s", wi,
            c->p->evict ? "true" : "false");
+  ks_exec_thaw(&c->anchor);
   bool ok = ks_exec_ask(&c->anchor, cmd, KS_EV_PREPPED, &ev, NULL) &&
             ks_exec_ask(&c->anchor, "\"cmd\":\"call\"", KS_EV_RET, &ev, NULL);
   if (ok) {
@@ -454,6 +460,7 @@ static bool anchor_once(judge_ctx *c, int wi, int64_t *ns) {
                        NULL) &&
            !ev.text[0];
   }
+  ok = ok && ks_exec_freeze(&c->anchor);
   if (!ok) {
     ks_exec_free(&c->anchor);
     c->have_anchor = false;
@@ -580,19 +587,14 @@ static bool run_workload(judge_ctx *c, int wi) {
       if (k == 0 || window < wmin)
         wmin = (double)window;
       /* the probe and the anchor run while the candidate's executor is
-       * stopped: nothing it left behind can slow them (a slower anchor or
-       * a lower ceiling would only flatter it) */
-      bool beside = c->have_probe || (c->have_anchor && k < p->anchor_sets[wi]);
-      if (beside && !ks_exec_freeze(&c->o->x))
-        return false;
+       * stopped (judge_outputs left it so): nothing it left behind can slow
+       * them (a slower anchor or a lower ceiling would only flatter it) */
       int64_t pns;
       if (c->have_probe && probe_once(c, wi, k, &pns))
         pr[np++] = (double)pns;
       int64_t ans;
       if (c->have_anchor && k < p->anchor_sets[wi] && anchor_once(c, wi, &ans))
         an[na++] = (double)ans;
-      if (beside)
-        ks_exec_thaw(&c->o->x);
     }
     if (na > 0) {
       qsort(an, (size_t)na, sizeof *an, cmp_d);
@@ -697,7 +699,8 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
   o->ping_ns = pings[np - 1]; /* the slowest: a generous overhead */
   {
     ks_exec_event ev;
-    if (!ks_exec_ask(&o->x, "\"cmd\":\"load\"", KS_EV_LOADED, &ev, NULL))
+    if (!ks_exec_ask(&o->x, "\"cmd\":\"load\"", KS_EV_LOADED, &ev, NULL) ||
+        !ks_exec_freeze(&o->x))
       goto done;
   }
   if (p->probe) {
@@ -707,7 +710,7 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
     if (start(&c.probe, "c",
               job_json(&pp, "probe", "c", landlock, true, in_size, out_size),
               &c.in, &c.pout, p->threads, p->timeout_s, &perr) == KS_OK &&
-        c.probe.ready)
+        c.probe.ready && ks_exec_freeze(&c.probe))
       c.have_probe = true;
   }
   if (p->anchor_artifact && p->anchor_artifact[0]) {
@@ -725,7 +728,8 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
                        landlock, !c.anchor_device, in_size, out_size),
               &c.in, &c.aout, p->threads, p->timeout_s, &aerr) == KS_OK &&
         c.anchor.ready &&
-        ks_exec_ask(&c.anchor, "\"cmd\":\"load\"", KS_EV_LOADED, &ev, NULL))
+        ks_exec_ask(&c.anchor, "\"cmd\":\"load\"", KS_EV_LOADED, &ev, NULL) &&
+        ks_exec_freeze(&c.anchor))
       c.have_anchor = true;
   }
   for (int wi = 0; wi < t->n_workloads; wi++)
