@@ -9,8 +9,11 @@
 # reported best's configuration, its true score against the true best's
 # (goal: within 3% in every seed), and the evaluation at which the true best
 # was first evaluated. Writes JSON to OUT (default
-# bench/results/noise-choice-cpu-DATE.json) and prints a summary.
-#   [PASSES=2] [SEEDS=5] [BUDGET=20] bash bench/noise_choice.sh [OUT]
+# bench/results/noise-choice-cpu-DATE.json, the whole table included) and
+# prints a summary. TABLE_FROM=an earlier result JSON reuses its table and
+# runs only the searches (say so when reporting: the two are then not from
+# one sitting).
+#   [PASSES=2] [SEEDS=5] [BUDGET=20] [TABLE_FROM=J] bash bench/noise_choice.sh [OUT]
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 ks=${KSEARCH:-$here/build/ksearch}
@@ -37,7 +40,16 @@ import itertools
 for v in itertools.product(["8","16","4"], ["4","2","8"], ["0","1","2"], ["0","1","16"]):
     print("VEC=%s,ROWS=%s,SCHED=%s,CHUNK=%s" % v)')
 : >"$tmp/table.txt"
-for p in $(seq "$passes"); do
+if [[ -n ${TABLE_FROM:-} ]]; then
+  python3 - "$TABLE_FROM" >"$tmp/table.txt" <<'PY'
+import json, sys
+for c, scores in json.load(open(sys.argv[1]))["table"].items():
+    for p, s in enumerate(scores):
+        print(p + 1, c, s)
+PY
+  passes=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["passes"])' "$TABLE_FROM")
+fi
+for p in $( [[ -n ${TABLE_FROM:-} ]] || seq "$passes"); do
   for c in $(shuf <<<"$configs"); do
     args=()
     IFS=, read -ra kv <<<"$c"
@@ -87,10 +99,11 @@ for s in range(1, seeds + 1):
     runs.append(r)
 ok = sum(1 for r in runs if r.get("vs_true_best", 0) >= 0.97)
 res = {"commit": commit, "command": "bash bench/noise_choice.sh", "load_average": load,
+       "table_from": __import__("os").environ.get("TABLE_FROM"),
        "workload": "rmsnorm row_blocked 1024x8192", "passes": passes, "budget": budget,
        "true_best": best, "true_best_score": best_s, "runner_up": order[1], "runner_up_score": true[order[1]],
        "top5": [[c, true[c]] for c in order[:5]], "median_pass_to_pass_spread": spread,
-       "runs": runs, "within_3pct": "%d of %d" % (ok, len(runs))}
+       "runs": runs, "within_3pct": "%d of %d" % (ok, len(runs)), "table": table}
 json.dump(res, open(out, "w"), indent=1)
 print("true best %s %.3f (runner-up %s %.3f); pass-to-pass spread %.1f%%" % (best, best_s, order[1], true[order[1]], 100 * (spread or 0)))
 for r in runs:
