@@ -58,6 +58,12 @@ typedef struct ks_planner_i {
   /* Next candidate; out->node_id is "" when there is nothing left. */
   ks_code (*propose)(void *self, ks_wm *wm, int iteration, ks_proposal *out,
                      ks_err *err);
+  /* Optional: up to k (2..64) candidates from k distinct open plans at
+   * once, for a search through a broker (--parallel); a planner whose code
+   * comes from a model writes them concurrently. *n: how many are in out
+   * (0: nothing left). NULL: the search calls propose once per slot. */
+  ks_code (*propose_batch)(void *self, ks_wm *wm, int iteration, int k,
+                           ks_proposal *out, int *n, ks_err *err);
   /* Evidence: score 0 for a failed candidate; res is the full result, NULL
    * when replaying a stored evaluation on resume. */
   ks_code (*observe)(void *self, ks_wm *wm, const char *node_id,

@@ -64,6 +64,7 @@ static void planner_free(void *self) {
   json_decref(p->memo);
   json_decref(p->results);
   json_decref(p->sources);
+  pthread_mutex_destroy(&p->mu);
   free(p);
 }
 
@@ -102,6 +103,7 @@ static ks_code create(const ks_planner_ctx *ctx, void **self, ks_err *err) {
   p->memo = json_object();
   p->results = json_object();
   p->sources = json_object();
+  pthread_mutex_init(&p->mu, NULL);
   if (seed_path)
     rc = ks_spec_seed_load(seed_path, p->backend, &p->cuda_seed, err);
   for (int i = 0; i < P_COUNT && !rc; i++)
@@ -259,6 +261,27 @@ static ks_code grow_frontier(llm_planner *p, ks_wm *wm, ks_err *err) {
   return rc;
 }
 
+/* No usable code for node `id` this time: counted against the node, which
+ * fails after --attempts of them. */
+static void count_wasted(llm_planner *p, ks_wm *wm, const char *id,
+                         const char *why) {
+  json_t *m = ks_llmp_memo_of(p, id);
+  int wasted = (int)json_integer_value(json_object_get(m, "wasted")) + 1;
+  json_object_set_new(m, "wasted", json_integer(wasted));
+  if (wasted < p->max_attempts)
+    return;
+  ks_err e2;
+  char notes[600];
+  const ks_wm_node *x = ks_wm_find(wm, id);
+  snprintf(notes, sizeof notes,
+           "%s%sksearch: no usable code after %d tries: %.300s", x->notes,
+           *x->notes ? "\n" : "", wasted, why);
+  json_t *upd = json_pack("{s:s, s:s}", "status", "failed", "notes", notes);
+  if (ks_wm_update(wm, id, upd, &e2))
+    ks_log(KS_LOG_INFO, "llm: could not mark %s failed: %s", id, e2.msg);
+  json_decref(upd);
+}
+
 static ks_code propose(void *self, ks_wm *wm, int iteration, ks_proposal *out,
                        ks_err *err) {
   llm_planner *p = self;
@@ -307,26 +330,107 @@ static ks_code propose(void *self, ks_wm *wm, int iteration, ks_proposal *out,
       ks_llmp_log_budget(p, err);
     if (rc != KS_ERR_CANDIDATE)
       return rc;
-    /* no usable code for this node this time: count it against the node */
-    json_t *m = ks_llmp_memo_of(p, id);
-    int wasted = (int)json_integer_value(json_object_get(m, "wasted")) + 1;
-    json_object_set_new(m, "wasted", json_integer(wasted));
-    if (wasted >= p->max_attempts) {
-      ks_err e2;
-      char notes[600];
-      const ks_wm_node *x = ks_wm_find(wm, id);
-      snprintf(notes, sizeof notes,
-               "%s%sksearch: no usable code after %d "
-               "tries: %.300s",
-               x->notes, *x->notes ? "\n" : "", wasted, err->msg);
-      json_t *upd = json_pack("{s:s, s:s}", "status", "failed", "notes", notes);
-      if (ks_wm_update(wm, id, upd, &e2))
-        ks_log(KS_LOG_INFO, "llm: could not mark %s failed: %s", id, e2.msg);
-      json_decref(upd);
-    }
+    count_wasted(p, wm, id, err->msg);
   }
   ks_log(KS_LOG_INFO, "llm propose: no usable code in %d tries", cap);
   return KS_OK;
+}
+
+/* ---------------------------------------------------------- propose_batch */
+
+typedef struct coder_job {
+  llm_planner *p;
+  const ks_wm *wm;
+  const ks_wm_node *n;
+  ks_proposal out;
+  ks_err err;
+  ks_code rc;
+} coder_job;
+
+static void *coder_thread(void *arg) {
+  coder_job *j = arg;
+  j->rc = ks_llmp_write_code(j->p, j->wm, j->n, &j->out, &j->err);
+  return NULL;
+}
+
+/* Up to k candidates from k distinct open plans, their code written by
+ * concurrent coder calls (search through a broker, --parallel: DESIGN.md
+ * Workers); --llm-max-inflight bounds the calls in flight. The tree is not
+ * changed while they run; what they learn is applied afterwards, in plan
+ * order. Too few open plans, or no usable code from any: propose()'s path
+ * (it grows the frontier and tries other plans). */
+static ks_code propose_batch(void *self, ks_wm *wm, int iteration, int k,
+                             ks_proposal *out, int *n_out, ks_err *err) {
+  llm_planner *p = self;
+  *n_out = 0;
+  enum { MAX_BATCH = 64 };
+  if (k > MAX_BATCH)
+    k = MAX_BATCH;
+  char ids[MAX_BATCH][KS_WM_ID_MAX];
+  int m = 0;
+  ks_err e;
+  /* distinct plans: each one chosen is held while the next is chosen */
+  for (int i = 0; k > 1 && i < k; i++) {
+    const ks_wm_node *n = ks_wm_select(
+        wm, 0.25, mix(p->seed, (uint64_t)iteration * 64 + (uint64_t)i));
+    if (!n)
+      break;
+    ks_strlcpy(ids[m], n->id, KS_WM_ID_MAX);
+    if (ks_wm_set_status(wm, ids[m++], KS_WM_RUNNING, &e))
+      break;
+  }
+  for (int i = 0; i < m; i++)
+    ks_wm_set_status(wm, ids[i], KS_WM_OPEN, &e);
+  if (m < 2 || p->budget_spent || ks_llm_budget_spent(p->llm)) {
+    ks_code rc = propose(self, wm, iteration, &out[0], err);
+    *n_out = !rc && out[0].node_id[0] ? 1 : 0;
+    return rc;
+  }
+  p->proposed = true;
+  p->since_eval++;
+  coder_job *jobs = ks_xcalloc((size_t)m, sizeof *jobs);
+  pthread_t th[MAX_BATCH];
+  bool started[MAX_BATCH] = {false};
+  for (int i = 0; i < m; i++) {
+    jobs[i].p = p;
+    jobs[i].wm = wm;
+    jobs[i].n = ks_wm_find(wm, ids[i]);
+    started[i] = pthread_create(&th[i], NULL, coder_thread, &jobs[i]) == 0;
+    if (!started[i]) /* no thread: this one in the caller's */
+      coder_thread(&jobs[i]);
+  }
+  for (int i = 0; i < m; i++)
+    if (started[i])
+      pthread_join(th[i], NULL);
+  ks_code rc = KS_OK;
+  for (int i = 0; i < m; i++) {
+    if (jobs[i].rc == KS_OK && !rc) {
+      out[(*n_out)++] = jobs[i].out;
+      continue;
+    }
+    if (jobs[i].rc == KS_OK)
+      ks_proposal_free(&jobs[i].out);
+    else if (jobs[i].rc == KS_ERR_CANDIDATE)
+      count_wasted(p, wm, ids[i], jobs[i].err.msg);
+    else if (!rc) {
+      rc = jobs[i].rc;
+      *err = jobs[i].err;
+      if (rc == KS_LLM_ERR_TOKEN_BUDGET)
+        ks_llmp_log_budget(p, err);
+    }
+  }
+  free(jobs);
+  if (rc) {
+    for (int i = 0; i < *n_out; i++)
+      ks_proposal_free(&out[i]);
+    *n_out = 0;
+    return rc;
+  }
+  if (*n_out == 0) {
+    rc = propose(self, wm, iteration, &out[0], err);
+    *n_out = !rc && out[0].node_id[0] ? 1 : 0;
+  }
+  return rc;
 }
 
 /* ---------------------------------------------------------------- observe */
@@ -587,6 +691,7 @@ const ks_planner_i ks_planner_llm = {
     .init_tree = init_tree,
     .remember = remember,
     .propose = propose,
+    .propose_batch = propose_batch,
     .observe = observe,
     .destroy = planner_free,
 };

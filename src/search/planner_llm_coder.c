@@ -216,8 +216,20 @@ static char *violations_text(const ks_llm_violation *v, int n, int total) {
 /* Asks the coder for node n until a candidate passes the checks: KS_OK with
  * out filled; KS_ERR_CANDIDATE when the asks ran out (why in err); budget
  * and endpoint errors pass up. */
+static ks_code write_code(llm_planner *p, const ks_wm *wm, const ks_wm_node *n,
+                          ks_proposal *out, ks_err *err);
+
 ks_code ks_llmp_write_code(llm_planner *p, const ks_wm *wm, const ks_wm_node *n,
                            ks_proposal *out, ks_err *err) {
+  pthread_mutex_lock(&p->mu);
+  ks_code rc = write_code(p, wm, n, out, err);
+  pthread_mutex_unlock(&p->mu);
+  return rc;
+}
+
+/* The coder, with p->mu held; it lets go only while the model answers. */
+static ks_code write_code(llm_planner *p, const ks_wm *wm, const ks_wm_node *n,
+                          ks_proposal *out, ks_err *err) {
   const char *kind = "code";
   char *prompt = NULL;
   ks_code rc = coder_prompt(p, wm, n, &kind, &prompt, err);
@@ -232,7 +244,9 @@ ks_code ks_llmp_write_code(llm_planner *p, const ks_wm *wm, const ks_wm_node *n,
   rc = KS_ERR_CANDIDATE;
   for (int ask = 0; ask <= KS_LLM_REASKS; ask++) {
     ks_llm_reply r;
+    pthread_mutex_unlock(&p->mu);
     ks_code cr = ks_llm_chat(p->llm, kind, true, c.m, c.n, &r, err);
+    pthread_mutex_lock(&p->mu);
     if (cr) {
       rc = cr;
       break;

@@ -16,6 +16,8 @@
 #include "spec/seed.h"
 #include "store/store.h"
 
+#include <pthread.h>
+
 #define KS_LLM_REASKS 2 /* re-asks after an unusable answer */
 #define ECHO_MAX 6000   /* bytes of a bad answer quoted back */
 #define CODE_MAX 48000  /* bytes of code quoted in a prompt */
@@ -61,6 +63,11 @@ typedef struct llm_planner {
                            repeat, not a replay on resume */
   int since_eval;       /* proposals since the last evaluated one */
   int grown_since_eval; /* propose prompts since the last evaluation */
+  /* held by the coder (ks_llmp_write_code) except while it waits on the
+   * model, so that several coders (propose_batch) share the planner's
+   * memory, the store and the tree one at a time while their calls run at
+   * once */
+  pthread_mutex_t mu;
 } llm_planner;
 
 extern const char *const ks_llmp_prompt_names[P_COUNT];

@@ -314,21 +314,14 @@ static int inflight_of_cand(const ks_search_dist *d, int64_t cand) {
   return -1;
 }
 
-/* One proposal: a duplicate is observed at once (or when its twin in
- * flight answers), a new candidate becomes a job. *made: a job or a waiter
- * was added. */
-static ks_code propose_one(run_state *s, int iteration, bool *exhausted,
-                           bool *made, ks_err *err) {
+/* One proposal (consumed): a duplicate is observed at once (or when its
+ * twin in flight answers), a new candidate becomes a job. *made: a job or
+ * a waiter was added. */
+static ks_code take_proposal(run_state *s, ks_proposal *prp, bool *made,
+                             ks_err *err) {
   ks_search_dist *d = s->dist;
-  *made = false;
-  ks_proposal pr;
-  ks_code rc = s->pi->propose(s->pl, s->wm, iteration, &pr, err);
-  if (rc)
-    return rc;
-  if (!pr.node_id[0]) {
-    *exhausted = true;
-    return KS_OK;
-  }
+  ks_proposal pr = *prp;
+  ks_code rc = KS_OK;
   char hex[17];
   ks_hash_hex(ks_hash_str(pr.cand.source, 0), hex);
   char *params = ks_candidate_params_json(&pr.cand);
@@ -366,6 +359,36 @@ static ks_code propose_one(run_state *s, int iteration, bool *exhausted,
   }
   free(params);
   ks_proposal_free(&pr);
+  return rc;
+}
+
+/* Proposals for up to `slots` free slots: one, or a batch from distinct
+ * plans where the planner writes them concurrently (the LLM's coder).
+ * *made: at least one job or waiter was added. */
+static ks_code propose_some(run_state *s, int *iteration, int slots,
+                            bool *exhausted, bool *made, ks_err *err) {
+  *made = false;
+  int k = slots < 1 ? 1 : slots > 64 ? 64 : slots;
+  ks_proposal *pr = ks_xcalloc((size_t)k, sizeof *pr); /* 21 KB each */
+  int n = 0;
+  ks_code rc;
+  if (k > 1 && s->pi->propose_batch) {
+    rc = s->pi->propose_batch(s->pl, s->wm, (*iteration)++, k, pr, &n, err);
+  } else {
+    rc = s->pi->propose(s->pl, s->wm, (*iteration)++, &pr[0], err);
+    n = !rc && pr[0].node_id[0] ? 1 : 0;
+  }
+  if (!rc && n == 0)
+    *exhausted = true;
+  for (int i = 0; i < n; i++) {
+    bool m = false;
+    if (!rc)
+      rc = take_proposal(s, &pr[i], &m, err);
+    else
+      ks_proposal_free(&pr[i]);
+    *made |= m;
+  }
+  free(pr);
   return rc;
 }
 
@@ -505,7 +528,10 @@ ks_code ks_search_dist_loop(run_state *s, double t0, const char **stopped,
            s->evaluations + d->n_fl < o->budget && dup_rounds <= 500) {
       bool made = false;
       int64_t n0 = s->evaluations;
-      rc = propose_one(s, iteration++, &exhausted, &made, err);
+      int slots = parallel - d->n_fl;
+      if (slots > o->budget - (int)s->evaluations - d->n_fl)
+        slots = o->budget - (int)s->evaluations - d->n_fl;
+      rc = propose_some(s, &iteration, slots, &exhausted, &made, err);
       if (!rc && exhausted && d->n_fl > 0)
         exhausted = false, made = false; /* results may open new plans */
       if (!rc && !made) {

@@ -14,43 +14,18 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 ks=${KSEARCH:-$here/build/ksearch}
 tmp=$(mktemp -d /tmp/ksearch-llm-test.XXXXXX)
 pass=0 fail=0
-servers=()
 cleanup() {
-  for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done
+  cleanup_servers
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+. "$here/tests/integration/fake_llm.sh"
 check() {
   if [[ $2 == yes ]]; then echo "ok   $1"; pass=$((pass + 1)); else echo "FAIL $1: $3"; fail=$((fail + 1)); fi
 }
 field() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" <<<"$2" 2>/dev/null; }
 db() { python3 -c "import sqlite3,sys; c=sqlite3.connect('file:'+sys.argv[1]+'?mode=ro', uri=True); print(c.execute(sys.argv[2]).fetchone()[0])" "$1" "$2" 2>/dev/null; }
-# the last user message of the first request answered by a script entry
-asked() { python3 - "$1" "$2" <<'EOF'
-import json, sys
-for line in open(sys.argv[1]):
-    d = json.loads(line)
-    if d["entry"] == sys.argv[2]:
-        print(d["last_user"]); break
-EOF
-}
-# start_server SCRIPT LOG: sets $port and $server_pid
-start_server() {
-  python3 "$here/tests/fake_llm/server.py" --script "$here/tests/fake_llm/scripts/$1" \
-    --log "$2" --root "$here" >"$2.port" 2>"$2.err" &
-  server_pid=$!
-  servers+=("$server_pid")
-  port=
-  for _ in $(seq 1 100); do
-    port=$(head -1 "$2.port" 2>/dev/null)
-    [[ -n $port ]] && break
-    sleep 0.05
-  done
-}
-stop_server() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy OPENAI_API_KEY \
-  KSEARCH_LLM_BASE_URL KSEARCH_LLM_MODEL
 key=sk-ksearch-test-0123456789abcdefXYZ
 export KSEARCH_API_KEY=$key
 common=(--planner llm --llm-model fake-model --attempts 2 --min-time 0.02 --json)

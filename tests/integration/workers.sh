@@ -51,12 +51,14 @@ start_worker() { # $1: log name; extra options after
   workers+=($!)
 }
 cleanup() {
+  cleanup_servers
   for p in "${workers[@]}"; do kill "$p" 2>/dev/null; done
   wait 2>/dev/null
   stop_redis
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+. "$here/tests/integration/fake_llm.sh"
 start_redis || { echo "FAIL redis-server did not start: $(cat "$tmp/redis/redis.log")"; exit 1; }
 
 # a task whose templates include one that crashes the executor (SIGSEGV)
@@ -183,6 +185,41 @@ wait $run; rc=$?
 B=$runB/ksearch.db
 st=$(db "$B" "select status || ': ' || json_extract(result_json, '\$.error') from evaluations")
 check "a job whose worker dies every time ends as crash after --max-tries" "$([[ $rc == 0 && $st == crash:* && $st == *"given up"* ]] && echo yes)" "exit $rc: $st"
+
+# the LLM coder through the broker: with --parallel 2 and
+# --llm-max-inflight 2 the code of two open plans is asked for at once (two
+# code requests in flight, each answered after 1 s); with
+# --llm-max-inflight 1 the same requests queue
+start_worker w7
+python3 - "$here/tests/fake_llm/scripts/softmax_short.json" "$tmp/slow_code.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+# two different kernels, so the two plans make two evaluations
+d["kinds"]["code"] = [{"code_file": "tests/fake_llm/kernels/single.c", "sleep": 1},
+                      {"code_file": "tests/kernels/softmax_fast.c", "sleep": 1}]
+d["defaults"] = {"code": {"code_file": "tests/kernels/softmax_fast.c"}}
+json.dump(d, open(sys.argv[2], "w"))
+PY
+overlap() { # log: the smallest gap (s) between the starts of two code requests
+  python3 - "$1" <<'PY'
+import json, sys
+t = sorted(json.loads(l)["t"] for l in open(sys.argv[1]) if json.loads(l)["kind"] == "code")
+print("%.2f" % min((b - a for a, b in zip(t, t[1:])), default=99))
+PY
+}
+for inflight in 2 1; do
+  start_server "$tmp/slow_code.json" "$tmp/llm$inflight.log"
+  "$ks" run softmax --broker "$url" --parallel 2 --planner llm --llm-model fake \
+    --llm-base-url "http://127.0.0.1:$port/v1" --llm-max-inflight "$inflight" --budget 2 \
+    --min-time 0.02 --seeds 1 --out "$tmp/llmrun$inflight" --json -q >"$tmp/llmrun$inflight.json" 2>"$tmp/llmrun$inflight.err"
+  rcl[$inflight]=$?
+  stop_server "$server_pid"
+  gap[$inflight]=$(overlap "$tmp/llm$inflight.log")
+done
+check "--planner llm --parallel 2: two code requests in flight at once (${gap[2]} s apart)" \
+  "$([[ ${rcl[2]} == 0 ]] && python3 -c "import sys; sys.exit(0 if ${gap[2]} < 0.5 else 1)" && echo yes)" "exit ${rcl[2]}: $(tail -3 "$tmp/llmrun2.err")"
+check "--llm-max-inflight 1 queues them (${gap[1]} s apart)" \
+  "$([[ ${rcl[1]} == 0 ]] && python3 -c "import sys; sys.exit(0 if ${gap[1]} >= 0.95 else 1)" && echo yes)" "exit ${rcl[1]}: $(tail -3 "$tmp/llmrun1.err")"
 
 echo "workers: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
