@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define GUARD KS_EXEC_GUARD
@@ -238,19 +239,25 @@ static bool guards_ok(const ks_task *t, const layout *l, const shm *out,
   return true;
 }
 
-static bool read_ref(const char *path, void *buf, size_t n) {
+/* The reference output file of n bytes, mapped read-only (no copy: on
+ * large workloads a read into a buffer cost the judge as much as the
+ * comparison). NULL when it is missing or short; unmap with munmap(p, n).
+ * The cache is the judge's own (no executor can write it), written whole
+ * by rename, so the file cannot shrink under the mapping. */
+static const void *map_ref(const char *path, size_t n) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return false;
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)got);
-    if (r <= 0)
-      break;
-    got += (size_t)r;
-  }
+    return NULL;
+  struct stat st;
+  static const char empty[1];
+  void *p = MAP_FAILED;
+  bool fits = fstat(fd, &st) == 0 && (size_t)st.st_size == n;
+  if (fits && n > 0)
+    p = mmap(NULL, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   close(fd);
-  return got == n;
+  if (fits && n == 0)
+    return empty;
+  return p == MAP_FAILED ? NULL : p;
 }
 
 static bool write_ref(const char *path, const void *buf, size_t n) {
@@ -278,8 +285,6 @@ typedef struct judge_ctx {
   shm in, out, pout, aout;
   ks_exec probe, anchor;
   bool have_probe, device, have_anchor, anchor_device;
-  void *ref; /* one reference output at a time */
-  size_t ref_cap;
 } judge_ctx;
 
 void ks_input_cache_free(ks_input_cache *c) {
@@ -401,12 +406,8 @@ static bool judge_outputs(judge_ctx *c, const ks_workload *w, const layout *l,
       }
       continue;
     }
-    if (l->out_b[i] > c->ref_cap) {
-      free(c->ref);
-      c->ref_cap = l->out_b[i];
-      c->ref = ks_xmalloc(c->ref_cap ? c->ref_cap : 1);
-    }
-    if (!read_ref(path, c->ref, l->out_b[i])) {
+    const void *ref = map_ref(path, l->out_b[i]);
+    if (!ref) {
       snprintf(why, n,
                "the reference output %.480s is missing or short; run "
                "again (it is recomputed)",
@@ -415,9 +416,11 @@ static bool judge_outputs(judge_ctx *c, const ks_workload *w, const layout *l,
       break;
     }
     ks_compare cmp;
-    ks_compare_outputs(t->outputs[i].name, t->outputs[i].dtype, got, c->ref,
+    ks_compare_outputs(t->outputs[i].name, t->outputs[i].dtype, got, ref,
                        l->out_n[i], ks_task_tolerance(t, t->outputs[i].dtype),
                        &cmp);
+    if (l->out_b[i] > 0)
+      munmap((void *)ref, l->out_b[i]);
     if (cmp.max_abs_err > r->max_abs_err)
       r->max_abs_err = cmp.max_abs_err;
     if (cmp.max_rel_err > r->max_rel_err)
@@ -745,7 +748,6 @@ done:
   if (c.aout.fd >= 0)
     shm_free(&c.aout);
   ks_exec_stop(&o->x);
-  free(c.ref);
   shm_free(&c.in);
   shm_free(&c.out);
   if (p->probe)

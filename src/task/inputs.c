@@ -36,8 +36,42 @@ static double draw(const ks_init *in, ks_rng *r, double *spare, bool *has) {
   }
 }
 
+typedef struct fill_job {
+  ks_init init;
+  ks_dtype dtype;
+  int64_t n;
+  uint64_t seed, stream;
+  void *buf;
+} fill_job;
+
+/* One chunk: its own stream, so any thread may draw it. */
+static void fill_chunk(void *ctx, int64_t k) {
+  const fill_job *j = ctx;
+  int64_t c0 = k * CHUNK;
+  ks_rng r;
+  ks_rng_seed(&r, j->seed, j->stream ^ ((uint64_t)c0 * 0x9E3779B97F4A7C15ULL));
+  double spare = 0;
+  bool has = false;
+  int64_t c1 = c0 + CHUNK < j->n ? c0 + CHUNK : j->n;
+  if (j->dtype == KS_F32) {
+    float *f = j->buf;
+    for (int64_t i = c0; i < c1; i++)
+      f[i] = (float)draw(&j->init, &r, &spare, &has);
+  } else {
+    for (int64_t i = c0; i < c1; i++)
+      ks_dtype_store(j->dtype, j->buf, (size_t)i,
+                     draw(&j->init, &r, &spare, &has));
+  }
+}
+
 void ks_inputs_fill(const ks_task *task, const ks_tensor *t,
                     const ks_workload *w, uint64_t seed, void *buf) {
+  ks_inputs_fill_threads(task, t, w, seed, buf, 0);
+}
+
+void ks_inputs_fill_threads(const ks_task *task, const ks_tensor *t,
+                            const ks_workload *w, uint64_t seed, void *buf,
+                            int threads) {
   int64_t n = ks_tensor_numel(task, t, w);
   uint64_t stream = ks_hash_str(t->name, ks_hash_str(task->name, 0));
   if (t->init.kind == KS_INIT_PERMUTATION) {
@@ -54,22 +88,15 @@ void ks_inputs_fill(const ks_task *task, const ks_tensor *t,
     }
     return;
   }
-  ks_init init = ks_init_bounds(task, &t->init, w);
-  for (int64_t c0 = 0; c0 < n; c0 += CHUNK) {
-    ks_rng r;
-    ks_rng_seed(&r, seed, stream ^ ((uint64_t)c0 * 0x9E3779B97F4A7C15ULL));
-    double spare = 0;
-    bool has = false;
-    int64_t c1 = c0 + CHUNK < n ? c0 + CHUNK : n;
-    if (t->dtype == KS_F32) {
-      float *f = buf;
-      for (int64_t i = c0; i < c1; i++)
-        f[i] = (float)draw(&init, &r, &spare, &has);
-    } else {
-      for (int64_t i = c0; i < c1; i++)
-        ks_dtype_store(t->dtype, buf, (size_t)i, draw(&init, &r, &spare, &has));
-    }
-  }
+  fill_job j = {.init = ks_init_bounds(task, &t->init, w),
+                .dtype = t->dtype,
+                .n = n,
+                .seed = seed,
+                .stream = stream,
+                .buf = buf};
+  int64_t chunks = (n + CHUNK - 1) / CHUNK;
+  /* a few chunks are not worth a thread's start */
+  ks_parallel_for(chunks, fill_chunk, &j, chunks >= 4 ? threads : 1);
 }
 
 void ks_output_poison(const ks_tensor *t, void *buf, int64_t numel) {

@@ -80,6 +80,14 @@ double ks_now(void); /* monotonic seconds */
 int64_t ks_now_ns(void);
 int ks_nproc(void);
 
+/* ---- bulk work on every core (parallel.c) */
+#define KS_PARALLEL_MAX 32
+/* fn(ctx, i) for every i in [0, n), on up to `threads` threads (<= 0: the
+ * online CPUs; at most KS_PARALLEL_MAX), the caller's included; returns when
+ * all are done. fn must not depend on the thread it runs on. */
+void ks_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t i), void *ctx,
+                     int threads);
+
 /* ---- child processes (proc.c) */
 typedef struct ks_proc_result {
   int exited;      /* 1 if it exited normally */

@@ -294,3 +294,31 @@ Test(correctness, empty_output_passes) {
   float x[1] = {0};
   cr_expect(co_cmp(KS_F32, x, x, 0, 0, 0).ok);
 }
+
+/* Outputs of several 64 Ki-element chunks are compared on every core: the
+ * counts, the first bad index and the maxima are those of the whole array,
+ * wherever the chunk boundaries fall. */
+Test(correctness, a_large_output_is_judged_as_a_whole) {
+  const int64_t n = 5 * 65536 + 77;
+  float *ref = co_normal(n, 9), *got = co_alloc(n);
+  memcpy(got, ref, sizeof(float) * (size_t)n);
+  ks_tolerance tol = {1e-5, 1e-5};
+  ks_compare c;
+  ks_compare_outputs("y", KS_F32, got, ref, n, tol, &c);
+  cr_expect(c.ok, "%s", c.reason);
+  got[2 * 65536 + 5] += 1.0f;  /* in the third chunk */
+  got[4 * 65536 + 70] -= 3.0f; /* in the last, partial one */
+  got[65535] = NAN;            /* the last element of the first */
+  ks_compare_outputs("y", KS_F32, got, ref, n, tol, &c);
+  cr_expect_not(c.ok);
+  cr_expect_eq(c.n_nan, 1);
+  cr_expect_eq(c.n_bad, 2);
+  cr_expect_eq(c.first_bad, 65535);
+  cr_expect_float_eq(c.max_abs_err, 3.0, 1e-5);
+  got[65535] = ref[65535];
+  ks_compare_outputs("y", KS_F32, got, ref, n, tol, &c);
+  cr_expect_eq(c.first_bad, 2 * 65536 + 5);
+  cr_expect(strstr(c.reason, "mismatch in 2 of") != NULL, "%s", c.reason);
+  free(ref);
+  free(got);
+}

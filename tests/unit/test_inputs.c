@@ -2,6 +2,7 @@
  * (src/task/inputs.c): same seed same bytes, independent streams per seed,
  * tensor and chunk, every init within its bounds, permutations, NaN poison. */
 #include "task/inputs.h"
+#include "util/util.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -229,4 +230,44 @@ Test(inputs, poison_integers_and_bounds) {
   ks_output_poison(&f, g, 2);
   cr_expect(isnan(g[0]) && isnan(g[1]));
   cr_expect_eq(g[2], 1.0f, "exactly numel elements");
+}
+
+/* The chunks are drawn on every core: any thread count gives the same bytes
+ * (bf16 too, whose store goes through the dtype converter), and the chunk
+ * boundaries do not show (an odd length ends in a partial chunk). */
+Test(inputs, bytes_do_not_depend_on_the_thread_count) {
+  const int64_t n = 5 * 65536 + 123;
+  ks_dtype dts[] = {KS_F32, KS_BF16};
+  for (int d = 0; d < 2; d++) {
+    ks_tensor t = in_tensor("x", dts[d], KS_INIT_NORMAL, 0, 1);
+    void *one = in_fill(&t, n, 11);
+    size_t bytes = (size_t)n * ks_dtype_size(dts[d]);
+    int counts[] = {1, 2, 3, 7, 0};
+    for (int k = 0; k < 5; k++) {
+      void *b = malloc(bytes);
+      cr_assert_not_null(b);
+      ks_inputs_fill_threads(&in_task, &t, &in_w, 11, b, counts[k]);
+      cr_expect_eq(memcmp(one, b, bytes), 0, "dtype %d, %d threads", d,
+                   counts[k]);
+      free(b);
+    }
+    free(one);
+  }
+}
+
+static void mark(void *ctx, int64_t i) {
+  __atomic_fetch_add(&((int *)ctx)[i], 1, __ATOMIC_RELAXED);
+}
+
+Test(inputs, parallel_for_runs_every_item_once) {
+  int hits[1000];
+  int counts[] = {1, 2, 5, 64, 0};
+  for (int k = 0; k < 5; k++) {
+    memset(hits, 0, sizeof hits);
+    ks_parallel_for(1000, mark, hits, counts[k]);
+    for (int i = 0; i < 1000; i++)
+      cr_assert_eq(hits[i], 1, "item %d ran %d times with %d threads", i,
+                   hits[i], counts[k]);
+  }
+  ks_parallel_for(0, mark, hits, 4); /* nothing to do: returns */
 }
