@@ -381,6 +381,38 @@ const double *ks_evaluator_ref_times(const ks_evaluator *ev) {
   return ev->ref_time_ns;
 }
 
+double ks_eval_fixed_score(const ks_evaluator *ev, const ks_eval_result *res) {
+  if (!res->correct || !ev->opts.timing)
+    return 0;
+  double s[KS_MAX_WORKLOADS];
+  bool verified[KS_MAX_WORKLOADS];
+  double vlog = 0;
+  int n = 0, nv = 0;
+  for (int i = 0; i < ev->task->n_workloads && i < res->n_workloads; i++) {
+    const ks_wl_result *w = &res->wl[i];
+    if (!ks_workload_applies(&ev->task->workloads[i], ev->dc))
+      continue;
+    double t = ev->dc == KS_DEV_GPU && w->device_ns_min > 0 ? w->device_ns_min
+                                                            : w->time_ns_min;
+    double base = ev->have_base ? ev->base_ns[i] : ev->ref_time_ns_min[i];
+    if (t <= 0 || base <= 0)
+      return 0;
+    s[n] = base / t;
+    verified[n] = w->clock_verified || ev->dc == KS_DEV_GPU;
+    if (verified[n]) {
+      vlog += log(s[n]);
+      nv++;
+    }
+    n++;
+  }
+  /* as in the score: a workload the judge's clock cannot check does not
+   * lift it above what the checked ones show */
+  double vmean = nv ? exp(vlog / nv) : 0, logsum = 0;
+  for (int k = 0; k < n; k++)
+    logsum += log(nv && !verified[k] && s[k] > vmean ? vmean : s[k]);
+  return n ? exp(logsum / n) : 0;
+}
+
 void ks_eval_result_free(ks_eval_result *res) { ks_buf_free(&res->build_log); }
 
 /* How the executor ended and what the judge found, first match wins

@@ -106,5 +106,11 @@ json_t *ks_eval_result_to_json(const ks_task *task, const ks_eval_result *r);
 const ks_roofline *ks_evaluator_roofline(const ks_evaluator *ev);
 /* The reference's median time per workload (ns), measured once. */
 const double *ks_evaluator_ref_times(const ks_evaluator *ev);
+/* The result's score over this evaluator's fixed bases (the reference's
+ * stored times, or the device baseline's once-per-run times) instead of the
+ * anchor timed beside it: for comparing candidates measured close together
+ * (the tournament's rounds), where the anchor adds only its own noise; the
+ * same capping of unverified workloads as the score. 0 unless ok. */
+double ks_eval_fixed_score(const ks_evaluator *ev, const ks_eval_result *res);
 
 #endif

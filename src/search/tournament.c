@@ -90,7 +90,9 @@ ks_code ks_tournament(ks_evaluator *ev, ks_store *store, const ks_task *task,
       int f = order[k];
       ks_eval_result res;
       rc = ks_evaluate(ev, &cands[f], &res, err);
-      r->score[f][round] = !rc && res.status == KS_EVAL_OK ? res.score : 0;
+      bool ok = !rc && res.status == KS_EVAL_OK;
+      r->score[f][round] = ok ? res.score : 0;
+      r->fixed[f][round] = ok ? ks_eval_fixed_score(ev, &res) : 0;
       ks_eval_result_free(&res);
     }
     if (!o->quiet && !rc)
@@ -100,8 +102,12 @@ ks_code ks_tournament(ks_evaluator *ev, ks_store *store, const ks_task *task,
     ks_candidate_free(&cands[i]);
   if (rc)
     return rc;
+  /* the ranking and the paired ratios use the fixed-base scores: within a
+   * round the finalists are timed seconds apart, and the anchor beside each
+   * (the reference, timed again every time) would only add its own noise */
   for (int i = 0; i < have; i++) {
-    r->median[i] = median_of(r->score[i], rounds);
+    r->median[i] = median_of(r->fixed[i], rounds);
+    r->score_median[i] = median_of(r->score[i], rounds);
     if (r->winner < 0 || r->median[i] > r->median[r->winner]) {
       r->runner_up = r->winner;
       r->winner = i;
@@ -112,8 +118,8 @@ ks_code ks_tournament(ks_evaluator *ev, ks_store *store, const ks_task *task,
   double ratio[KS_TOURNEY_ROUNDS_MAX];
   int nr = 0;
   for (int k = 0; k < rounds; k++)
-    if (r->score[r->runner_up][k] > 0 && r->score[r->winner][k] > 0)
-      ratio[nr++] = r->score[r->winner][k] / r->score[r->runner_up][k];
+    if (r->fixed[r->runner_up][k] > 0 && r->fixed[r->winner][k] > 0)
+      ratio[nr++] = r->fixed[r->winner][k] / r->fixed[r->runner_up][k];
   if (nr > 0) {
     r->margin = median_of(ratio, nr);
     qsort(ratio, (size_t)nr, sizeof *ratio, cmp_d);
@@ -128,14 +134,17 @@ ks_code ks_tournament(ks_evaluator *ev, ks_store *store, const ks_task *task,
 json_t *ks_tourney_to_json(const ks_tourney_result *r) {
   json_t *fin = json_array();
   for (int i = 0; i < r->n; i++) {
-    json_t *s = json_array();
-    for (int k = 0; k < r->rounds; k++)
+    json_t *s = json_array(), *f = json_array();
+    for (int k = 0; k < r->rounds; k++) {
       json_array_append_new(s, json_real(r->score[i][k]));
+      json_array_append_new(f, json_real(r->fixed[i][k]));
+    }
     json_array_append_new(
-        fin, json_pack("{s:I, s:f, s:o, s:f}", "candidate_id",
+        fin, json_pack("{s:I, s:f, s:o, s:f, s:o, s:f}", "candidate_id",
                        (json_int_t)r->cand[i], "search_score",
                        isfinite(r->search_score[i]) ? r->search_score[i] : 0,
-                       "scores", s, "median", r->median[i]));
+                       "scores", s, "median", r->score_median[i],
+                       "fixed_scores", f, "fixed_median", r->median[i]));
   }
   char note[256];
   if (r->winner < 0 || r->runner_up < 0)

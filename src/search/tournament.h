@@ -2,9 +2,11 @@
  * Final tournament). When a run ends, its leading candidates are timed
  * again together in interleaved rounds (each round evaluates every finalist
  * once, in an order shuffled per round), so that drift of the machine's load
- * hits them all alike; the winner is the best median score, and its margin
- * over the runner-up comes with a distribution-free interval from the paired
- * per-round ratios. A search that found the best keeps it.
+ * hits them all alike; the winner is the best median of the scores over the
+ * evaluator's fixed bases (ks_eval_fixed_score: within a round the anchor
+ * adds only noise), and its margin over the runner-up comes with a
+ * distribution-free interval from the paired per-round ratios. A search
+ * that found the best keeps it.
  */
 #ifndef KS_TOURNAMENT_H
 #define KS_TOURNAMENT_H
@@ -26,8 +28,10 @@ typedef struct ks_tourney_result {
   int n; /* finalists that took part */
   int rounds;
   int64_t cand[KS_TOURNEY_MAX]; /* candidate ids, ranked after */
-  double score[KS_TOURNEY_MAX][KS_TOURNEY_ROUNDS_MAX];
-  double median[KS_TOURNEY_MAX];
+  double score[KS_TOURNEY_MAX][KS_TOURNEY_ROUNDS_MAX]; /* over the anchor */
+  double fixed[KS_TOURNEY_MAX][KS_TOURNEY_ROUNDS_MAX]; /* over fixed bases */
+  double median[KS_TOURNEY_MAX];       /* of fixed: what ranks */
+  double score_median[KS_TOURNEY_MAX]; /* of score: what is reported */
   double search_score[KS_TOURNEY_MAX]; /* what the search had recorded */
   int winner, runner_up;               /* indices, -1 none */
   double margin, ci_lo, ci_hi; /* winner / runner-up, median and range */
