@@ -515,24 +515,38 @@ static int show_json(const char *dir) {
   return 0;
 }
 
+/* Whether a `run` option (as show --retime passes them on) stands alone;
+ * every other option takes the next argument as its value. */
+static bool flag_alone(const char *a) {
+  static const char *const alone[] = {"--retime", "--json",   "-q",
+                                      "--quiet",  "--report", "--llm-stream",
+                                      "-h",       "--help"};
+  for (size_t i = 0; i < sizeof alone / sizeof *alone; i++)
+    if (!strcmp(a, alone[i]))
+      return true;
+  return a[0] == '-' && strchr(a, '=') != NULL; /* --opt=value */
+}
+
 int ks_cmd_show(int argc, char **argv) {
   const char *dir = NULL;
-  bool as_json = false;
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--retime")) {
-      for (int k = 1; k < argc; k++)
-        if (argv[k][0] != '-' && (k == 1 || argv[k - 1][0] != '-' ||
-                                  !strcmp(argv[k - 1], "--retime") ||
-                                  !strcmp(argv[k - 1], "--json"))) {
-          dir = argv[k];
-          break;
-        }
-      if (!dir) {
-        fputs(k_show_usage, stderr);
-        return 2;
-      }
-      return show_retime(dir, argc, argv);
+  bool as_json = false, retime = false;
+  /* one pass: the run folder is the argument no option takes as its value */
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--retime"))
+      retime = true;
+    if (argv[i][0] == '-' && !flag_alone(argv[i]))
+      i++; /* its value */
+    else if (argv[i][0] != '-' && !dir)
+      dir = argv[i];
+  }
+  if (retime) {
+    if (!dir) {
+      fputs(k_show_usage, stderr);
+      return 2;
     }
+    return show_retime(dir, argc, argv);
+  }
+  dir = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       fputs(k_show_usage, stdout);

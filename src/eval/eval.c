@@ -184,17 +184,12 @@ static ks_code eval_baseline(ks_evaluator *ev, ks_err *err) {
     ev->base_ns[i] = w->device_ns_min > 0 ? w->device_ns_min : w->time_ns_min;
   }
   ev->have_base = !rc;
-  /* cached: the path of that build; the anchor beside candidates (a cuda
-   * kernel: the MLX baselines are trusted Python, warmed differently) */
-  if (!rc && ev->dc == KS_DEV_GPU && !strcmp(ev->be->name, "cuda")) {
-    ks_artifact art;
-    ks_err aerr;
-    if (ev->be->build(ev->task, &c, ev->cache_dir, ev->opts.build_timeout_s,
-                      &art, &aerr) == KS_OK) {
-      ks_strlcpy(ev->anchor_path, art.path, sizeof ev->anchor_path);
-      ev->anchor_backend = ev->be->name;
-    }
-    ks_artifact_free(&art);
+  /* the anchor beside candidates: that build (a cuda kernel: the MLX
+   * baselines are trusted Python, warmed differently) */
+  if (!rc && ev->dc == KS_DEV_GPU && !strcmp(ev->be->name, "cuda") &&
+      res->artifact_path[0]) {
+    ks_strlcpy(ev->anchor_path, res->artifact_path, sizeof ev->anchor_path);
+    ev->anchor_backend = ev->be->name;
   }
   ks_candidate_free(&c);
   ks_eval_result_free(res);
@@ -630,6 +625,7 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
   ks_code rc = ev->be->build(task, cand, ev->cache_dir,
                              ev->opts.build_timeout_s, &art, &berr);
   ks_strlcpy(res->artifact_hash, art.hash, sizeof res->artifact_hash);
+  ks_strlcpy(res->artifact_path, art.path, sizeof res->artifact_path);
   res->build_cached = art.cached;
   res->build_s = art.build_s;
   res->build_log = art.log;

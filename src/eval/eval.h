@@ -84,6 +84,7 @@ typedef struct ks_eval_result {
   ks_wl_result wl[KS_MAX_WORKLOADS];
   char error[2048]; /* the reason, when status != ok */
   char artifact_hash[17];
+  char artifact_path[PATH_MAX]; /* the build it ran ("" none) */
   bool build_cached;
   double build_s, run_s; /* compile time; runner wall time */
   int threads;

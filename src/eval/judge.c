@@ -332,32 +332,40 @@ static void fill_inputs(judge_ctx *c, const ks_workload *w, const layout *l,
       }
     }
   }
-  memset(c->out.map, GBYTE, l->out_end);
-  for (int i = 0; i < t->n_outputs; i++)
+  /* guard bytes in the gaps around the outputs, poison in the outputs */
+  size_t at = 0;
+  for (int i = 0; i < t->n_outputs; i++) {
+    memset(c->out.map + at, GBYTE, l->out_off[i] - at);
     ks_output_poison(&t->outputs[i], c->out.map + l->out_off[i], l->out_n[i]);
+    at = l->out_off[i] + l->out_b[i];
+  }
+  memset(c->out.map + at, GBYTE, l->out_end - at);
 }
 
-/* One call: prep, call, collect. false when the executor is gone (or the
- * device said why in *why, with true returned and *failed set). */
-static bool one_call(judge_ctx *c, int wi, bool evict, int64_t *claimed,
-                     int64_t *window, int64_t *dev_ns, char *why, size_t n,
-                     bool *failed) {
-  ks_exec *x = &c->o->x;
+/* One exchange with an executor: thaw it (frozen since its last one), prep
+ * (device upload, cache eviction), call, collect on device buffers.
+ * ping_max: the candidate's, whose slowest round trip with the executor
+ * awake bounds what the judge's clock adds to a call (a ping before the
+ * call); NULL for trusted executors. false when the executor is gone; a
+ * device failure returns true with *failed set and the reason in why. */
+static bool exchange(ks_exec *x, bool device, int wi, bool evict,
+                     double *ping_max, int64_t *claimed, int64_t *window,
+                     int64_t *dev_ns, char *why, size_t n, bool *failed) {
   ks_exec_event ev;
   char cmd[128];
   *failed = false;
-  ks_exec_thaw(x); /* frozen since its last call (judge_outputs) */
+  ks_exec_thaw(x);
   snprintf(cmd, sizeof cmd, "\"cmd\":\"prep\",\"wl\":%d,\"evict\":%s", wi,
            evict ? "true" : "false");
   if (!ks_exec_ask(x, cmd, KS_EV_PREPPED, &ev, NULL))
     return false;
-  /* a round trip with the executor awake, as it is for the call: the
-   * largest of these bounds what the judge's clock adds to a call */
   int64_t ping;
-  if (!ks_exec_ask(x, "\"cmd\":\"ping\"", KS_EV_PONG, &ev, &ping))
-    return false;
-  if ((double)ping > c->o->ping_ns)
-    c->o->ping_ns = (double)ping;
+  if (ping_max) {
+    if (!ks_exec_ask(x, "\"cmd\":\"ping\"", KS_EV_PONG, &ev, &ping))
+      return false;
+    if ((double)ping > *ping_max)
+      *ping_max = (double)ping;
+  }
   if (!ks_exec_ask(x, "\"cmd\":\"call\"", KS_EV_RET, &ev, window))
     return false;
   *claimed = ev.ns;
@@ -369,7 +377,7 @@ static bool one_call(judge_ctx *c, int wi, bool evict, int64_t *claimed,
                     (long long)ev.ns, (long long)*window);
     return false;
   }
-  if (c->device) {
+  if (device) {
     if (!ks_exec_ask(x, "\"cmd\":\"collect\"", KS_EV_COLLECTED, &ev, NULL))
       return false;
     if (ev.text[0]) {
@@ -378,6 +386,14 @@ static bool one_call(judge_ctx *c, int wi, bool evict, int64_t *claimed,
     }
   }
   return true;
+}
+
+/* One call of the candidate (exchange above). */
+static bool one_call(judge_ctx *c, int wi, bool evict, int64_t *claimed,
+                     int64_t *window, int64_t *dev_ns, char *why, size_t n,
+                     bool *failed) {
+  return exchange(&c->o->x, c->device, wi, evict, &c->o->ping_ns, claimed,
+                  window, dev_ns, why, n, failed);
 }
 
 /* Freezes the executor, checks guards and compares with the reference (or
@@ -449,22 +465,15 @@ static bool probe_once(judge_ctx *c, int wi, int k, int64_t *ns) {
 /* One anchor call on the inputs the candidate just had. false: the anchor
  * is dropped for the rest (the evaluator's own times stand in). */
 static bool anchor_once(judge_ctx *c, int wi, int64_t *ns) {
-  ks_exec_event ev;
-  char cmd[96];
-  snprintf(cmd, sizeof cmd, "\"cmd\":\"prep\",\"wl\":%d,\"evict\":%s", wi,
-           c->p->evict ? "true" : "false");
-  ks_exec_thaw(&c->anchor);
-  bool ok = ks_exec_ask(&c->anchor, cmd, KS_EV_PREPPED, &ev, NULL) &&
-            ks_exec_ask(&c->anchor, "\"cmd\":\"call\"", KS_EV_RET, &ev, NULL);
-  if (ok) {
-    *ns = c->anchor_device && ev.dev_ns > 0 ? ev.dev_ns : ev.ns;
-    if (c->anchor_device)
-      ok = ks_exec_ask(&c->anchor, "\"cmd\":\"collect\"", KS_EV_COLLECTED, &ev,
-                       NULL) &&
-           !ev.text[0];
-  }
-  ok = ok && ks_exec_freeze(&c->anchor);
-  if (!ok) {
+  int64_t claimed, window, dev_ns;
+  char why[600];
+  bool failed;
+  bool ok = exchange(&c->anchor, c->anchor_device, wi, c->p->evict, NULL,
+                     &claimed, &window, &dev_ns, why, sizeof why, &failed) &&
+            !failed && ks_exec_freeze(&c->anchor);
+  if (ok)
+    *ns = c->anchor_device && dev_ns > 0 ? dev_ns : claimed;
+  else {
     ks_exec_free(&c->anchor);
     c->have_anchor = false;
   }
@@ -647,6 +656,28 @@ static bool run_workload(judge_ctx *c, int wi) {
   return true;
 }
 
+/* Starts a trusted executor beside the candidate (the probe, the anchor) on
+ * the same input memfd and an output memfd of its own, loads its artifact
+ * when it has one, and leaves it frozen until its first call. false: it is
+ * not there (the evaluation goes on without it). */
+static bool start_beside(judge_ctx *c, ks_exec *x, shm *out, const char *name,
+                         const char *mode, const char *backend,
+                         const char *artifact, bool host, bool landlock,
+                         size_t in_size, size_t out_size) {
+  ks_judge_plan pp = *c->p;
+  pp.artifact = artifact;
+  ks_err e;
+  ks_exec_event ev;
+  return shm_new(out, name, out_size, false, &e) == KS_OK &&
+         start(x, backend,
+               job_json(&pp, mode, backend, landlock, host, in_size, out_size),
+               &c->in, out, c->p->threads, c->p->timeout_s, &e) == KS_OK &&
+         x->ready &&
+         (!artifact[0] ||
+          ks_exec_ask(x, "\"cmd\":\"load\"", KS_EV_LOADED, &ev, NULL)) &&
+         ks_exec_freeze(x);
+}
+
 ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
   memset(o, 0, sizeof *o);
   o->in_flight = -1;
@@ -678,8 +709,6 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
   ks_code rc = shm_new(&c.in, "ksearch-inputs", in_size, true, err);
   if (!rc)
     rc = shm_new(&c.out, "ksearch-outputs", out_size, false, err);
-  if (!rc && p->probe)
-    rc = shm_new(&c.pout, "ksearch-probe", out_size, false, err);
   if (rc)
     goto done;
   rc = start(&o->x, p->backend,
@@ -706,34 +735,18 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
         !ks_exec_freeze(&o->x))
       goto done;
   }
-  if (p->probe) {
-    ks_judge_plan pp = *p;
-    pp.artifact = "";
-    ks_err perr;
-    if (start(&c.probe, "c",
-              job_json(&pp, "probe", "c", landlock, true, in_size, out_size),
-              &c.in, &c.pout, p->threads, p->timeout_s, &perr) == KS_OK &&
-        c.probe.ready && ks_exec_freeze(&c.probe))
-      c.have_probe = true;
-  }
+  if (p->probe)
+    c.have_probe = start_beside(&c, &c.probe, &c.pout, "ksearch-probe", "probe",
+                                "c", "", true, landlock, in_size, out_size);
   if (p->anchor_artifact && p->anchor_artifact[0]) {
-    ks_judge_plan ap = *p;
-    ap.artifact = p->anchor_artifact;
     const ks_backend_i *abe = ks_backend_get(p->anchor_backend);
     c.anchor_device = abe && ks_backend_device_buffers(abe);
     bool ref = !strcmp(p->anchor_backend, "c");
-    ks_err aerr;
-    ks_exec_event ev;
-    if (abe &&
-        shm_new(&c.aout, "ksearch-anchor", out_size, false, &aerr) == KS_OK &&
-        start(&c.anchor, p->anchor_backend,
-              job_json(&ap, ref ? "reference" : "candidate", p->anchor_backend,
-                       landlock, !c.anchor_device, in_size, out_size),
-              &c.in, &c.aout, p->threads, p->timeout_s, &aerr) == KS_OK &&
-        c.anchor.ready &&
-        ks_exec_ask(&c.anchor, "\"cmd\":\"load\"", KS_EV_LOADED, &ev, NULL) &&
-        ks_exec_freeze(&c.anchor))
-      c.have_anchor = true;
+    c.have_anchor =
+        abe && start_beside(&c, &c.anchor, &c.aout, "ksearch-anchor",
+                            ref ? "reference" : "candidate", p->anchor_backend,
+                            p->anchor_artifact, !c.anchor_device, landlock,
+                            in_size, out_size);
   }
   for (int wi = 0; wi < t->n_workloads; wi++)
     if (!p->skip[wi] && !run_workload(&c, wi))
@@ -750,7 +763,7 @@ done:
   ks_exec_stop(&o->x);
   shm_free(&c.in);
   shm_free(&c.out);
-  if (p->probe)
+  if (c.pout.fd >= 0)
     shm_free(&c.pout);
   return rc;
 }
