@@ -31,8 +31,10 @@ static const char k_usage[] =
     "  --stagnation N    stop after N evaluations without a new best "
     "(default 25)\n"
     "  --finalists N     at the end, re-time the N leading candidates "
-    "together (default 5 when --budget >= 10, else 0)\n"
-    "  --rounds N        interleaved rounds of that tournament (default 5)\n"
+    "together, the better half going on after two rounds (default 8 when "
+    "--budget >= 10, else 0)\n"
+    "  --rounds N        interleaved rounds of that tournament: what the last "
+    "two get (default 5)\n"
     "  --planner P       builtin (default), random (the baseline) or llm\n"
     "  --seed S          seed of selection ties and parameter draws "
     "(default 1)\n"
@@ -464,7 +466,7 @@ static const char k_show_usage[] =
     "               interleaved rounds (the final tournament), and update\n"
     "               best/ and summary.json with the winner and its margin;\n"
     "               no new candidates are made\n"
-    "  --finalists N  leaders taken (default 5)\n"
+    "  --finalists N  leaders taken (default 8)\n"
     "  --rounds N     interleaved rounds (default 5)\n"
     "  other options (--min-time, --threads, ...) are those of `ksearch run`\n";
 
@@ -493,7 +495,7 @@ static int show_retime(const char *dir, int argc, char **argv) {
   }
   if (!fin && n < 62) {
     av[n++] = "--finalists";
-    av[n++] = "5";
+    av[n++] = "8";
   }
   av[n] = NULL;
   return ks_cmd_run(n, av);

@@ -36,7 +36,7 @@ void ks_search_opts_default(ks_search_opts *o) {
   o->planner = "builtin";
   o->budget = 30;
   o->stagnation = 25;
-  o->finalists = -1; /* 5 for budgets of 10 or more, else none */
+  o->finalists = -1; /* 8 for budgets of 10 or more, else none */
   o->tourney_rounds = 5;
   o->seed = 1;
   o->max_attempts = 3;
@@ -538,7 +538,7 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
       ks_err *e = rc ? &e2 : err;
       int64_t winner = 0;
       /* the final tournament: the leaders timed again together */
-      int fin = o->finalists >= 0 ? o->finalists : o->budget >= 10 ? 5 : 0;
+      int fin = o->finalists >= 0 ? o->finalists : o->budget >= 10 ? 8 : 0;
       if (!rc && fin >= 2 && s->ev && strcmp(stopped, "interrupted")) {
         ks_tourney_opts to = {.finalists = fin,
                               .rounds = o->tourney_rounds,

@@ -74,29 +74,53 @@ ks_code ks_tournament(ks_evaluator *ev, ks_store *store, const ks_task *task,
   free(top);
   r->n = have;
   r->rounds = rounds;
+  /* successive halving: every finalist gets two rounds, then the better
+   * half (by the median of its fixed-base scores so far) goes on, until two
+   * are left; those two get every round. The net is wide (a leader whose
+   * one search measurement was unlucky still enters) and the rounds go
+   * where the decision is: 8 finalists and 5 rounds cost 8+8+4+2+2 = 24
+   * evaluations, about what 5 finalists x 5 rounds cost */
+  int alive[KS_TOURNEY_MAX], n_alive = have;
+  for (int i = 0; i < have; i++)
+    alive[i] = i;
   ks_rng rng;
   ks_rng_seed(&rng, o->seed, 0x70a4);
   for (int round = 0; !rc && round < rounds; round++) {
     int order[KS_TOURNEY_MAX];
-    for (int i = 0; i < have; i++)
-      order[i] = i;
-    for (int i = have - 1; i > 0; i--) {
+    memcpy(order, alive, sizeof(int) * (size_t)n_alive);
+    for (int i = n_alive - 1; i > 0; i--) {
       int j = (int)(ks_rng_u64(&rng) % (uint64_t)(i + 1));
       int t = order[i];
       order[i] = order[j];
       order[j] = t;
     }
-    for (int k = 0; !rc && k < have; k++) {
+    for (int k = 0; !rc && k < n_alive; k++) {
       int f = order[k];
       ks_eval_result res;
       rc = ks_evaluate(ev, &cands[f], &res, err);
       bool ok = !rc && res.status == KS_EVAL_OK;
       r->score[f][round] = ok ? res.score : 0;
       r->fixed[f][round] = ok ? ks_eval_fixed_score(ev, &res) : 0;
+      r->n_rounds[f] = round + 1;
       ks_eval_result_free(&res);
     }
     if (!o->quiet && !rc)
-      ks_log(KS_LOG_INFO, "tournament: round %d of %d done", round + 1, rounds);
+      ks_log(KS_LOG_INFO, "tournament: round %d of %d done (%d finalists)",
+             round + 1, rounds, n_alive);
+    if (round >= 1 && n_alive > 2) {
+      /* rank the living by their median so far; the better half goes on */
+      for (int i = 1; i < n_alive; i++)
+        for (int j = i; j > 0; j--) {
+          double a = median_of(r->fixed[alive[j]], round + 1);
+          double b = median_of(r->fixed[alive[j - 1]], round + 1);
+          if (a <= b)
+            break;
+          int t = alive[j];
+          alive[j] = alive[j - 1];
+          alive[j - 1] = t;
+        }
+      n_alive = (n_alive + 1) / 2 < 2 ? 2 : (n_alive + 1) / 2;
+    }
   }
   for (int i = 0; i < have; i++)
     ks_candidate_free(&cands[i]);
@@ -106,8 +130,12 @@ ks_code ks_tournament(ks_evaluator *ev, ks_store *store, const ks_task *task,
    * round the finalists are timed seconds apart, and the anchor beside each
    * (the reference, timed again every time) would only add its own noise */
   for (int i = 0; i < have; i++) {
-    r->median[i] = median_of(r->fixed[i], rounds);
-    r->score_median[i] = median_of(r->score[i], rounds);
+    r->median[i] = median_of(r->fixed[i], r->n_rounds[i]);
+    r->score_median[i] = median_of(r->score[i], r->n_rounds[i]);
+  }
+  /* the winner and the runner-up are the two that went every round */
+  for (int k = 0; k < n_alive; k++) {
+    int i = alive[k];
     if (r->winner < 0 || r->median[i] > r->median[r->winner]) {
       r->runner_up = r->winner;
       r->winner = i;
@@ -135,7 +163,7 @@ json_t *ks_tourney_to_json(const ks_tourney_result *r) {
   json_t *fin = json_array();
   for (int i = 0; i < r->n; i++) {
     json_t *s = json_array(), *f = json_array();
-    for (int k = 0; k < r->rounds; k++) {
+    for (int k = 0; k < r->n_rounds[i]; k++) {
       json_array_append_new(s, json_real(r->score[i][k]));
       json_array_append_new(f, json_real(r->fixed[i][k]));
     }

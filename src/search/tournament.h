@@ -2,7 +2,9 @@
  * Final tournament). When a run ends, its leading candidates are timed
  * again together in interleaved rounds (each round evaluates every finalist
  * once, in an order shuffled per round), so that drift of the machine's load
- * hits them all alike; the winner is the best median of the scores over the
+ * hits them all alike; after two rounds the better half goes on, halving
+ * again each round until two are left (successive halving); the winner is
+ * the best median of the scores over the
  * evaluator's fixed bases (ks_eval_fixed_score: within a round the anchor
  * adds only noise), and its margin over the runner-up comes with a
  * distribution-free interval from the paired per-round ratios. A search
@@ -18,7 +20,7 @@
 #define KS_TOURNEY_ROUNDS_MAX 32
 
 typedef struct ks_tourney_opts {
-  int finalists; /* default 5; <= 1 means no tournament */
+  int finalists; /* default 8; <= 1 means no tournament */
   int rounds;    /* default 5 */
   uint64_t seed; /* order of each round */
   bool quiet;
@@ -30,6 +32,7 @@ typedef struct ks_tourney_result {
   int64_t cand[KS_TOURNEY_MAX]; /* candidate ids, ranked after */
   double score[KS_TOURNEY_MAX][KS_TOURNEY_ROUNDS_MAX]; /* over the anchor */
   double fixed[KS_TOURNEY_MAX][KS_TOURNEY_ROUNDS_MAX]; /* over fixed bases */
+  int n_rounds[KS_TOURNEY_MAX];        /* rounds it took part in */
   double median[KS_TOURNEY_MAX];       /* of fixed: what ranks */
   double score_median[KS_TOURNEY_MAX]; /* of score: what is reported */
   double search_score[KS_TOURNEY_MAX]; /* what the search had recorded */

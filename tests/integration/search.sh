@@ -32,6 +32,27 @@ out=$("$ks" show "$tmp/rmsnorm" --retime --finalists 2 --rounds 2 --min-time 0.0
 n1=$(db "$tmp/rmsnorm/ksearch.db" "select count(*) from evaluations")
 note=$(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['tournament']; print(len(t['finalists']), t['note'])" "$tmp/rmsnorm/summary.json" 2>&1)
 check "show --retime re-times the leaders and updates summary.json ($note)" "$([[ $rc == 0 && $n0 == "$n1" && $note == "2 "* ]] && echo yes)" "exit $rc, evaluations $n0 -> $n1, $note: $out"
+# successive halving: 4 finalists, 3 rounds: after two rounds the better
+# two go on; the winner and the runner-up are those two
+c=$(db "$tmp/softmax/ksearch.db" "select count(*) from evaluations where status = 'ok'")
+out=$("$ks" show "$tmp/softmax" --retime --finalists 4 --rounds 3 --min-time 0.02 -q 2>&1); rc=$?
+halving=$(python3 - "$tmp/softmax/summary.json" <<'PY' 2>&1
+import json, sys
+t = json.load(open(sys.argv[1]))["tournament"]
+f = {x["candidate_id"]: x for x in t["finalists"]}
+rounds = sorted((len(x["scores"]) for x in f.values()), reverse=True)
+last = sorted(i for i, x in f.items() if len(x["scores"]) == 3)
+two = lambda x: sum(x["fixed_scores"][:2]) / 2  # the median of two rounds
+cut = [x for x in f.values() if len(x["scores"]) == 2]
+print(rounds, "yes" if rounds == [3, 3, 2, 2] and sorted([t["winner"], t["runner_up"]]) == last
+      and min(two(f[i]) for i in last) >= max(two(x) for x in cut) else "no")
+PY
+)
+if [[ $c -ge 4 ]]; then
+  check "retime with 4 finalists: two rounds each, then the better two go on ($halving)" "$([[ $rc == 0 && $halving == *yes ]] && echo yes)" "exit $rc: $halving $out"
+else
+  echo "skip successive halving: the softmax run has $c correct candidates"
+fi
 out=$("$ks" show "$tmp/rmsnorm" --retime --budget 3 2>&1); rc=$?
 check "show --retime refuses --budget (exit 2)" "$([[ $rc == 2 && $out == *"--budget"* ]] && echo yes)" "exit $rc: $out"
 
