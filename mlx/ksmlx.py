@@ -266,7 +266,11 @@ class Candidate:
                  "  template <class T> __device__ operator T *() const "
                  "{ return (T *)p; }\n};\n"
                  f"#define KS_ARGS {', '.join(args)}\n")
-        return defs + self.header
+        # MLX appends `namespace mlx::core::cu {` right after the header,
+        # on the same line when the header ends without a newline: a header
+        # ending in a // comment would swallow it (the H200 run's "expected a
+        # declaration" on every mamba template)
+        return defs + self.header + "\n"
 
     def names(self, axes):
         d = self.defines()
@@ -358,7 +362,7 @@ def cuda_source(cand, axes):
     consts = "".join(f"  constexpr int {k} = {int(v)};\n" for k, v in axes.items())
     return ("#include <cooperative_groups.h>\n#include <cuda/std/limits>\n"
             "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
-            + cand.full_header() + "\nnamespace mlx::core::cu {\n"
+            + cand.full_header() + "namespace mlx::core::cu {\n"
             "namespace cg = cooperative_groups;\n"
             f"__global__ void custom_kernel_{cand.kernel_name()}(\n"
             + ",\n".join(sig) + ") {\n" + consts + cand.body
