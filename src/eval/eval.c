@@ -204,7 +204,15 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   ev->task = task;
   ev->opts = *opts;
   const char *mib = getenv("KSEARCH_INPUT_CACHE_MIB");
-  ev->inputs.budget = (size_t)(mib ? atof(mib) : 2048) << 20;
+  /* default: an eighth of the memory, at least 2 GiB: on a device host the
+   * GPU-sized workloads' inputs (2.8 GiB for softmax at 8192x8192 over its
+   * seed and ten sets) are then drawn once per search, not per evaluation */
+  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+  double def_mib =
+      pages > 0 && psz > 0 ? (double)pages * psz / 8 / (1 << 20) : 0;
+  if (def_mib < 2048)
+    def_mib = 2048;
+  ev->inputs.budget = (size_t)(mib ? atof(mib) : def_mib) << 20;
   if (ev->opts.threads <= 0)
     ev->opts.threads = ks_nproc();
   if (ev->opts.n_seeds < 1 || ev->opts.n_seeds > KS_MAX_SEEDS) {
@@ -655,6 +663,8 @@ ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
   double t0 = ks_now();
   rc = ks_judge_run(&plan, &o, err);
   res->run_s = ks_now() - t0;
+  _Static_assert(sizeof res->phase_s == sizeof o.phase_s, "phase count");
+  memcpy(res->phase_s, o.phase_s, sizeof o.phase_s);
   if (rc) {
     ks_judge_out_free(&o);
     return rc;
@@ -819,5 +829,10 @@ json_t *ks_eval_result_to_json(const ks_task *task, const ks_eval_result *r) {
   json_object_set_new(o, "threads", json_integer(r->threads));
   json_object_set_new(o, "build_cached", json_boolean(r->build_cached));
   json_object_set_new(o, "build_s", num(r->build_s));
+  json_object_set_new(o, "run_s", num(r->run_s));
+  json_t *ph = json_object();
+  for (int i = 0; i < KS_JUDGE_PHASES; i++)
+    json_object_set_new(ph, ks_judge_phase_names[i], num(r->phase_s[i]));
+  json_object_set_new(o, "phases_s", ph);
   return o;
 }

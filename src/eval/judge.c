@@ -294,8 +294,12 @@ void ks_input_cache_free(ks_input_cache *c) {
   c->used = 0;
 }
 
+const char *const ks_judge_phase_names[KS_JUDGE_PHASES] = {
+    "start", "inputs", "calls", "compare", "beside"};
+
 static void fill_inputs(judge_ctx *c, const ks_workload *w, const layout *l,
                         uint64_t seed) {
+  double t0 = ks_now();
   const ks_task *t = c->p->task;
   ks_input_cache *ic = c->p->inputs;
   int wi = (int)(w - t->workloads);
@@ -340,6 +344,7 @@ static void fill_inputs(judge_ctx *c, const ks_workload *w, const layout *l,
     at = l->out_off[i] + l->out_b[i];
   }
   memset(c->out.map + at, GBYTE, l->out_end - at);
+  c->o->phase_s[KS_PH_INPUTS] += ks_now() - t0;
 }
 
 /* One exchange with an executor: thaw it (frozen since its last one), prep
@@ -392,8 +397,11 @@ static bool exchange(ks_exec *x, bool device, int wi, bool evict,
 static bool one_call(judge_ctx *c, int wi, bool evict, int64_t *claimed,
                      int64_t *window, int64_t *dev_ns, char *why, size_t n,
                      bool *failed) {
-  return exchange(&c->o->x, c->device, wi, evict, &c->o->ping_ns, claimed,
-                  window, dev_ns, why, n, failed);
+  double t0 = ks_now();
+  bool r = exchange(&c->o->x, c->device, wi, evict, &c->o->ping_ns, claimed,
+                    window, dev_ns, why, n, failed);
+  c->o->phase_s[KS_PH_CALLS] += ks_now() - t0;
+  return r;
 }
 
 /* Freezes the executor, checks guards and compares with the reference (or
@@ -409,6 +417,7 @@ static bool judge_outputs(judge_ctx *c, const ks_workload *w, const layout *l,
     *gone = true;
     return false;
   }
+  double t0 = ks_now();
   bool ok = guards_ok(t, l, &c->out, why, n);
   for (int i = 0; ok && i < t->n_outputs; i++) {
     char path[PATH_MAX];
@@ -446,6 +455,7 @@ static bool judge_outputs(judge_ctx *c, const ks_workload *w, const layout *l,
       ok = false;
     }
   }
+  c->o->phase_s[KS_PH_COMPARE] += ks_now() - t0;
   return ok;
 }
 
@@ -601,12 +611,14 @@ static bool run_workload(judge_ctx *c, int wi) {
       /* the probe and the anchor run while the candidate's executor is
        * stopped (judge_outputs left it so): nothing it left behind can slow
        * them (a slower anchor or a lower ceiling would only flatter it) */
+      double tb = ks_now();
       int64_t pns;
       if (c->have_probe && probe_once(c, wi, k, &pns))
         pr[np++] = (double)pns;
       int64_t ans;
       if (c->have_anchor && k < p->anchor_sets[wi] && anchor_once(c, wi, &ans))
         an[na++] = (double)ans;
+      c->o->phase_s[KS_PH_BESIDE] += ks_now() - tb;
     }
     if (na > 0) {
       qsort(an, (size_t)na, sizeof *an, cmp_d);
@@ -688,6 +700,7 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
   judge_ctx c = {.p = p, .o = o};
   c.in.fd = c.out.fd = c.pout.fd = c.aout.fd = -1;
   c.probe.pid = c.anchor.pid = -1;
+  double t_start = ks_now();
   size_t in_size = 4096, out_size = 4096;
   for (int wi = 0; wi < t->n_workloads; wi++) {
     if (p->skip[wi])
@@ -748,6 +761,7 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
                             p->anchor_artifact, !c.anchor_device, landlock,
                             in_size, out_size);
   }
+  o->phase_s[KS_PH_START] = ks_now() - t_start;
   for (int wi = 0; wi < t->n_workloads; wi++)
     if (!p->skip[wi] && !run_workload(&c, wi))
       goto done;

@@ -76,12 +76,26 @@ typedef struct ks_judge_wl {
   double anchor_ns_min, anchor_ns_median; /* device time on devices */
 } ks_judge_wl;
 
+enum {
+  KS_PH_START,   /* executors started, pinged, artifacts loaded */
+  KS_PH_INPUTS,  /* inputs drawn or copied, outputs poisoned */
+  KS_PH_CALLS,   /* the candidate's exchanges (upload, call, download) */
+  KS_PH_COMPARE, /* guards and comparison with the reference (or storing it) */
+  KS_PH_BESIDE,  /* the probe's and the anchor's calls */
+  KS_JUDGE_PHASES
+};
+extern const char *const ks_judge_phase_names[KS_JUDGE_PHASES];
+
 typedef struct ks_judge_out {
   ks_exec x;      /* the candidate's executor, after the fact */
   bool finished;  /* every workload was driven to its end */
   int in_flight;  /* workload index when it stopped, -1 none */
   double ping_ns; /* slowest of 16 pings before the load */
   char landlock_note[160];
+  /* where the judge's wall time went (eval --json "phases_s"): to see what
+   * an evaluation costs on a device host, where inputs and comparisons of
+   * GPU-sized outputs can outweigh the calls */
+  double phase_s[KS_JUDGE_PHASES];
   ks_judge_wl wl[KS_MAX_WORKLOADS];
 } ks_judge_out;
 
