@@ -29,6 +29,8 @@ static const char k_usage[] =
     "  --min-time S     time each workload for at least S seconds (default "
     "0.2)\n"
     "  --min-reps N     and at least N repetitions (default 10)\n"
+    "  --workloads SPEC only these workloads: indices as `ksearch tasks` "
+    "numbers them, or AXIS=V[+AXIS=V], comma-separated\n"
     "  --no-flush       do not evict caches between repetitions\n"
     "  --no-timing      correctness only\n"
     "  --no-spec-check  skip the primitive check before compiling (the "
@@ -87,6 +89,7 @@ int ks_cmd_eval(int argc, char **argv) {
                                        {"min-time", required_argument, 0, 'm'},
                                        {"min-reps", required_argument, 0, 'r'},
                                        {"no-flush", no_argument, 0, 'F'},
+                                       {"workloads", required_argument, 0, 'W'},
                                        {"no-timing", no_argument, 0, 'T'},
                                        {"no-spec-check", no_argument, 0, 'S'},
                                        {"timeout", required_argument, 0, 'o'},
@@ -100,6 +103,7 @@ int ks_cmd_eval(int argc, char **argv) {
   const char *params[64];
   int n_params = 0;
   bool as_json = false;
+  const char *workloads = NULL;
   double v;
   optind = 1;
   int c;
@@ -138,6 +142,7 @@ int ks_cmd_eval(int argc, char **argv) {
       eo.topt.min_reps = (int)v;
       break;
     case 'F': eo.topt.flush = false; break;
+    case 'W': workloads = optarg; break;
     case 'T': eo.timing = false; break;
     case 'S': eo.no_spec_check = true; break;
     case 'o':
@@ -165,7 +170,8 @@ int ks_cmd_eval(int argc, char **argv) {
   ks_eval_result res;
   memset(&res, 0, sizeof res);
   int rc;
-  if (ks_task_load(argv[optind], task, &err)) {
+  if (ks_task_load(argv[optind], task, &err) ||
+      (workloads && ks_task_select_workloads(task, workloads, &err))) {
     free(task);
     return ks_cli_fail(ks_exit_code(err.code), err.msg);
   }

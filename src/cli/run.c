@@ -28,6 +28,8 @@ static const char k_usage[] =
     "  --budget N        evaluations in all, earlier sessions of the run "
     "included (default 30)\n"
     "  --time T          stop after T seconds (default: no limit)\n"
+    "  --workloads SPEC  only these workloads: indices as `ksearch tasks` "
+    "numbers them, or AXIS=V[+AXIS=V], comma-separated\n"
     "  --stagnation N    stop after N evaluations without a new best "
     "(default 25)\n"
     "  --finalists N     at the end, re-time the N leading candidates "
@@ -196,6 +198,7 @@ int ks_cmd_run(int argc, char **argv) {
       {"device", required_argument, 0, 1200},
       {"report", no_argument, 0, 1300},
       {"finalists", required_argument, 0, 1400},
+      {"workloads", required_argument, 0, 1402},
       {"rounds", required_argument, 0, 1401},
       {"broker", required_argument, 0, 1500},
       {"parallel", required_argument, 0, 1501},
@@ -265,6 +268,7 @@ int ks_cmd_run(int argc, char **argv) {
     case 'g': NUM(0, 1e6, "--stagnation") so.stagnation = (int)v; break;
     case 1400: NUM(0, 16, "--finalists") so.finalists = (int)v; break;
     case 1401: NUM(1, 32, "--rounds") so.tourney_rounds = (int)v; break;
+    case 1402: so.workloads = optarg; break;
     case 'p':
       if (!strcmp(optarg, "llm") && !ks_planner_find("llm")) {
         fputs("ksearch run: --planner llm is not implemented yet (the LLM "

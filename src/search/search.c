@@ -328,6 +328,12 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
   s->tty = isatty(2);
   s->score_of = json_object();
   ks_code rc = ks_task_load(o->task, &s->task, err);
+  if (!rc && o->workloads && o->broker)
+    rc = ks_err_set(err, KS_ERR_UNIMPLEMENTED,
+                    "--workloads with --broker is not built yet: workers "
+                    "load the whole task; leave one of them out");
+  if (!rc && o->workloads)
+    rc = ks_task_select_workloads(&s->task, o->workloads, err);
   bool resume = o->resume_dir != NULL;
   if (!rc) {
     if (resume)
@@ -367,7 +373,12 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
   if (!rc)
     rc = ks_store_open(db, !resume, &s->store, err);
   char th[17];
-  ks_hash_hex(s->task.hash, th);
+  /* a selection is part of what the run measures: resuming it with
+   * another is refused like another task */
+  ks_hash_hex(o->workloads
+                  ? ks_hash64(o->workloads, strlen(o->workloads), s->task.hash)
+                  : s->task.hash,
+              th);
   if (!rc && resume) {
     rc = ks_store_check_task(s->store, s->task.name, th, err);
     int64_t *lost = NULL;

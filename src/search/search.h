@@ -35,6 +35,7 @@ typedef struct ks_search_opts {
   bool report; /* rewrite <run>/report.html after each evaluation */
   const char *command_line; /* recorded for the report; may be NULL */
   int finalists;            /* final tournament (tournament.h); <2: none */
+  const char *workloads; /* --workloads selection (task_select.c); NULL: all */
   int tourney_rounds;
 } ks_search_opts;
 

@@ -74,8 +74,10 @@ ks_code ks_store_check_task(ks_store *s, const char *task_name,
     c = ks_err_set(err, KS_ERR_INPUT,
                    "run folder %s holds a search of task '%s' as it was "
                    "(hash %s), but task '%s' has changed since (hash %s: its "
-                   "task.json or reference differs); restore the task, or "
-                   "start a new run with another --out",
+                   "task.json, its reference or the --workloads selection "
+                   "differs); restore the task and give the run's own "
+                   "--workloads (or none), or start a new run with another "
+                   "--out",
                    s->dir, r.task_name, r.task_hash, task_name, task_hash);
   ks_store_run_free(&r);
   return c;

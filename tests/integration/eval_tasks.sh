@@ -96,6 +96,16 @@ check "NUL byte in a candidate (line 3): exit 2 naming the line" "$([[ $rc == 2 
 mkdir -p "$tmp/stdin_ref" && sed 's#"reference": *"reference.c"#"reference": "/dev/stdin"#' "$here/tasks/softmax/task.json" >"$tmp/stdin_ref/task.json"
 out=$("$ks" eval "$tmp/stdin_ref" "$here/tasks/softmax/reference.c" --no-timing </dev/null 2>&1); rc=$?
 check "reference /dev/stdin: exit 2, not a regular file" "$([[ $rc == 2 && $out == *"not a regular file"* ]] && echo yes)" "exit $rc: $out"
+# --workloads: indices and AXIS=V+AXIS=V select, the rest is never run;
+# run_s and its phases come with the JSON
+out=$("$ks" eval softmax "$here/tasks/softmax/reference.c" --workloads 1,rows=7+cols=3 --json -q --seeds 1 --min-time 0.01); rc=$?
+check "--workloads 1,rows=7+cols=3: those two workloads, phases summed within run_s" "$(field '"yes" if [w["axes"] for w in d["workloads"]] == [{"rows":333,"cols":1000},{"rows":7,"cols":3}] and set(d["phases_s"]) == {"start","inputs","calls","compare","beside"} and 0 < sum(d["phases_s"].values()) <= d["run_s"] + 1e-3 else "no"' "$out")" "exit $rc: $out"
+for bad in "99:workloads 0..7" "nope=1:no axis nope" "rows=5:matches no workload" "rows=x:must be an integer"; do
+  out=$("$ks" eval softmax "$here/tasks/softmax/reference.c" --workloads "${bad%%:*}" -q 2>&1); rc=$?
+  check "--workloads ${bad%%:*}: exit 2 saying ${bad#*:}" "$([[ $rc == 2 && $out == *"${bad#*:}"* ]] && echo yes)" "exit $rc: $out"
+done
+out=$("$ks" run softmax --workloads 0 --broker redis://127.0.0.1:1 --budget 1 -q 2>&1); rc=$?
+check "run --workloads with --broker: exit 3 saying so" "$([[ $rc == 3 && $out == *"not built yet"* ]] && echo yes)" "exit $rc: $out"
 rm -rf "$tmp"
 echo "eval tasks: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
