@@ -26,6 +26,9 @@ export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-/tmp/kscache-gpu16}
 start=$(date +%s)
 total=${TOTAL:-460}
 tasks=(${TASKS:-attention_prefill decode_paged moe_routing gemm_bf16})
+# the GPU-sized workloads but attention's S 16384 (its C reference alone
+# would take minutes of the call)
+wl() { python3 "$here/gpu_workloads.py" "$1" seqlen=16384; }
 log() { echo "[$(date +%T) +$(($(date +%s) - start))s] $*" | tee -a "$out/log.txt"; }
 left() { echo $((start + total - $(date +%s))); }
 # a step's limit: its own cap, never past the deadline (minus a margin for the summary)
@@ -58,7 +61,7 @@ for t in "${tasks[@]}"; do
   f=tasks/$t/baseline/cuda.cu
   [[ -f $f ]] || { log "$t: no baseline"; continue; }
   [[ $(left) -gt 30 ]] || { log "$t baseline: skipped (time)"; continue; }
-  timeout "$(cap 240)" "$ks" eval "$t" "$f" --backend cuda --json -q --seeds 1 --min-time 0.02 --min-reps 3 \
+  timeout "$(cap 240)" "$ks" eval "$t" "$f" --workloads "$(wl "$t")" --backend cuda --json -q --seeds 1 --min-time 0.02 --min-reps 3 \
     >"$out/evals/$t.baseline.json" 2>"$out/evals/$t.baseline.err"
   log "$t baseline: exit $? $(brief "$out/evals/$t.baseline.json" "$out/evals/$t.baseline.err")"
 done
@@ -66,7 +69,7 @@ for t in "${tasks[@]}"; do
   for f in tasks/$t/templates/cuda/*.cu; do
     n=$(basename "$f" .cu)
     [[ $(left) -gt 30 ]] || { log "$t $n: skipped (time)"; continue; }
-    timeout "$(cap 120)" "$ks" eval "$t" "$f" --backend cuda --json -q --seeds 1 --min-time 0.05 --min-reps 5 --timeout 90 \
+    timeout "$(cap 120)" "$ks" eval "$t" "$f" --workloads "$(wl "$t")" --backend cuda --json -q --seeds 1 --min-time 0.05 --min-reps 5 --timeout 90 \
       >"$out/evals/$t.$n.json" 2>"$out/evals/$t.$n.err"
     log "$t $n: exit $? $(brief "$out/evals/$t.$n.json" "$out/evals/$t.$n.err")"
   done
@@ -88,7 +91,7 @@ for i in "${!tasks[@]}"; do
   [[ $share -gt 20 ]] || { log "$t search: skipped (time)"; continue; }
   tt=${TASK_TIME:-60}
   [[ $share -lt $tt ]] && tt=$share
-  timeout "$((tt + 15))" "$ks" run "$t" --backend cuda --budget "${BUDGET:-8}" --time "$tt" --seeds 1 \
+  timeout "$((tt + 15))" "$ks" run "$t" --workloads "$(wl "$t")" --backend cuda --budget "${BUDGET:-8}" --time "$tt" --seeds 1 \
     --min-time 0.03 --finalists 0 --out "$out/runs/$t" --json -q >"$out/runs/$t.json" 2>"$out/runs/$t.err"
   log "$t search (${tt}s): exit $? $(tail -c 200 "$out/runs/$t.err" | tr '\n' ' ')"
 done

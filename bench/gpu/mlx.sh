@@ -112,7 +112,7 @@ for tt in softmax:block_row rmsnorm:block_row layernorm:block_row mamba_mlx:chun
   left || break
   t=${tt%%:*} n=${tt#*:}
   log "3. $t $n (defaults) vs tasks/$t/baseline/mlx.py"
-  "$ks" eval "$t" "tasks/$t/templates/mlx/$n.cu" --backend mlx --json --seeds 1 \
+  "$ks" eval "$t" "tasks/$t/templates/mlx/$n.cu" --workloads "$(python3 bench/gpu/gpu_workloads.py "$t")" --backend mlx --json --seeds 1 \
     >"$work/eval_$t-$n.json" 2>"$work/eval_$t-$n.log"
   brief "$work/eval_$t-$n.json" >"$work/eval_$t-$n.brief.json"
   log "   $(head -c 300 "$work/eval_$t-$n.brief.json")"
@@ -122,7 +122,7 @@ done
 # 4. a short search, export, the exported kernel in the block
 if left; then
   log "4. ksearch run mamba_mlx --backend mlx --budget $budget; export; block"
-  "$ks" run mamba_mlx --backend mlx --budget "$budget" --seeds 1 --out "$work/runs/mamba" --json -q \
+  "$ks" run mamba_mlx --workloads "$(python3 bench/gpu/gpu_workloads.py mamba_mlx)" --backend mlx --budget "$budget" --seeds 1 --out "$work/runs/mamba" --json -q \
     >"$work/run_mamba.json" 2>"$work/run_mamba.log"
   put run_mamba "$work/run_mamba.json"
   if "$ks" export "$work/runs/mamba" --to mlx --out "$work/kernels.py" >>"$out/log.txt" 2>&1; then

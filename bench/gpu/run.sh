@@ -9,7 +9,8 @@
 #      adversarial CUDA kernels;
 #   3. the torch anchors (anchors.py) in the same call;
 #   4. a search per task (--backend cuda, BUDGET evaluations or TASK_TIME
-#      seconds, whichever ends first; RUN_ARGS: more run options), summarized after each task into
+#      seconds, whichever ends first; RUN_ARGS: more run options; GPU_WL=1,
+#      the default: the GPU-sized workloads only), summarized after each task into
 #      OUTDIR/result.json (summarize.py): each best as a fraction of the copy
 #      bandwidth, against torch and against the device baseline;
 #   5. OPENCL=1: the .cl templates' defaults on NVIDIA's OpenCL driver.
@@ -56,7 +57,10 @@ if [[ ${ANCHORS:-1} == 1 ]]; then
 fi
 for t in "${tasks[@]}"; do
   t0=$(date +%s)
-  "$ks" run "$t" --backend cuda --budget "${BUDGET:-40}" --time "${TASK_TIME:-60}" --seeds "${SEEDS:-1}" \
+  # GPU_WL=1 (default): the GPU-sized workloads only (gpu_workloads.py)
+  wl=()
+  [[ ${GPU_WL:-1} == 1 ]] && wl=(--workloads "$(python3 "$here/gpu_workloads.py" "$t")")
+  "$ks" run "$t" "${wl[@]}" --backend cuda --budget "${BUDGET:-40}" --time "${TASK_TIME:-60}" --seeds "${SEEDS:-1}" \
     --min-time "${MIN_TIME:-0.05}" ${RUN_ARGS:-} --out "$work/runs/$t" --json -q >"$work/runs/$t.json" 2>"$work/runs/$t.err"
   log "$t: exit $? in $(($(date +%s) - t0)) s: $(tail -c 300 "$work/runs/$t.err" | tr '\n' ' ')"
   KS_COMMIT=${KS_COMMIT:-} KS_COMMAND=${KS_COMMAND:-} KS_ALLOWED=${KSEARCH_CUDA_SANDBOX_ALLOW:-} \
@@ -69,14 +73,14 @@ if [[ ${OPENCL:-0} == 1 ]]; then
   log "opencl devices: $("$ks" roofline --backend opencl --list 2>&1 | tr '\n' ' ')"
   nv=$("$ks" roofline --backend opencl --list 2>&1 | sed -n 's/^[ *]*\([0-9]*\): NVIDIA.*/\1/p' | head -1)
   for t in softmax rmsnorm layernorm; do
-    for k in tasks/$t/templates/opencl/${OPENCL_TEMPLATES:-*}.cl; do
-      timeout 60 "$ks" eval "$t" "$k" --backend opencl --device "${nv:-0}" --json -q --seeds 1 --min-time 0.05 >"$work/ocl.json" 2>&1
+    for k in $(for n in ${OPENCL_TEMPLATES:-*}; do echo tasks/$t/templates/opencl/$n.cl; done); do
+      timeout 60 "$ks" eval "$t" "$k" --workloads "$(python3 "$here/gpu_workloads.py" "$t")" --backend opencl --device "${nv:-0}" --json -q --seeds 1 --min-time 0.05 >"$work/ocl.json" 2>&1
       log "opencl $t $(basename "$k"): $(python3 -c 'import json;d=json.load(open("'"$work"'/ocl.json"));print(d["status"], " ".join("%s:%.0fGB/s" % ("x".join(str(v) for v in w["axes"].values()), w["gbps"]) for w in d["workloads"]))' 2>&1 | cut -c1-300)"
     done
   done | tee "$work/opencl.log"
 fi
 cp "$work/roofline.json" "$out/" 2>/dev/null
-(cd "$work" && tar czf "$out/runs.tgz" runs/*/summary.json runs/*.err nvidia-smi.csv anchors.json anchors.err audit*.txt adversarial.log opencl.log 2>/dev/null)
+(cd "$work" && tar czf "$out/runs.tgz" runs/*/summary.json runs/*/best runs/*.err nvidia-smi.csv anchors.json anchors.err audit*.txt adversarial.log opencl.log 2>/dev/null)
 [[ -s $out/result.json ]] || KS_COMMIT=${KS_COMMIT:-} KS_COMMAND=${KS_COMMAND:-} python3 "$here/summarize.py" "$work" >"$out/result.json"
 python3 - "$out/result.json" <<'PY'
 import json, sys
