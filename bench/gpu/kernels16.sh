@@ -28,7 +28,12 @@ total=${TOTAL:-460}
 tasks=(${TASKS:-attention_prefill decode_paged moe_routing gemm_bf16})
 # the GPU-sized workloads but attention's S 16384 (its C reference alone
 # would take minutes of the call)
-wl() { python3 "$here/gpu_workloads.py" "$1" seqlen=16384; }
+wl() { python3 "$here/gpu_workloads.py" "$1" seqlen=16384 ${2:-}; }
+# STEPS16 (default "baselines templates torch search") picks steps; a call
+# that only searches can drop more shapes with SEARCH_DROP (say m=8192:
+# GEMM 8192^3's C reference alone takes ~40 s on a fresh machine)
+steps16=" ${STEPS16:-baselines templates torch search} "
+do16() { [[ $steps16 == *" $1 "* ]]; }
 log() { echo "[$(date +%T) +$(($(date +%s) - start))s] $*" | tee -a "$out/log.txt"; }
 left() { echo $((start + total - $(date +%s))); }
 # a step's limit: its own cap, never past the deadline (minus a margin for the summary)
@@ -57,7 +62,7 @@ timeout "$(cap 90)" "$ks" roofline --backend cuda --json >"$out/roofline.json" 2
 log "roofline: $(tr -d '\n' <"$out/roofline.json" | cut -c1-300)"
 
 # 2. baselines first (they also compute and cache the references), then templates
-for t in "${tasks[@]}"; do
+do16 baselines && for t in "${tasks[@]}"; do
   f=tasks/$t/baseline/cuda.cu
   [[ -f $f ]] || { log "$t: no baseline"; continue; }
   [[ $(left) -gt 30 ]] || { log "$t baseline: skipped (time)"; continue; }
@@ -65,7 +70,7 @@ for t in "${tasks[@]}"; do
     >"$out/evals/$t.baseline.json" 2>"$out/evals/$t.baseline.err"
   log "$t baseline: exit $? $(brief "$out/evals/$t.baseline.json" "$out/evals/$t.baseline.err")"
 done
-for t in "${tasks[@]}"; do
+do16 templates && for t in "${tasks[@]}"; do
   for f in tasks/$t/templates/cuda/*.cu; do
     n=$(basename "$f" .cu)
     [[ $(left) -gt 30 ]] || { log "$t $n: skipped (time)"; continue; }
@@ -76,7 +81,9 @@ for t in "${tasks[@]}"; do
 done
 
 # 3. torch in one process
-if [[ $(left) -gt 40 ]]; then
+if ! do16 torch; then
+  :
+elif [[ $(left) -gt 40 ]]; then
   PYTHONUNBUFFERED=1 timeout "$(cap 150)" python3 "$here/torch16.py" . >"$out/torch16.json" 2>"$out/torch16.err"
   log "torch16: exit $? $(tail -c 300 "$out/torch16.err" | tr '\n' ' ')"
 else
@@ -84,14 +91,14 @@ else
 fi
 
 # 4. short searches with what is left, split over the tasks
-for i in "${!tasks[@]}"; do
+do16 search && for i in "${!tasks[@]}"; do
   t=${tasks[$i]}
   rest=$((${#tasks[@]} - i))
   share=$((($(left) - 25) / rest))
   [[ $share -gt 20 ]] || { log "$t search: skipped (time)"; continue; }
   tt=${TASK_TIME:-60}
   [[ $share -lt $tt ]] && tt=$share
-  timeout "$((tt + 15))" "$ks" run "$t" --workloads "$(wl "$t")" --backend cuda --budget "${BUDGET:-8}" --time "$tt" --seeds 1 \
+  timeout "$((tt + 15))" "$ks" run "$t" --workloads "$(wl "$t" "${SEARCH_DROP:-}")" --backend cuda --budget "${BUDGET:-8}" --time "$tt" --seeds 1 \
     --min-time 0.03 --finalists 0 --out "$out/runs/$t" --json -q >"$out/runs/$t.json" 2>"$out/runs/$t.err"
   log "$t search (${tt}s): exit $? $(tail -c 200 "$out/runs/$t.err" | tr '\n' ' ')"
 done

@@ -14,6 +14,7 @@
 #      OUTDIR/result.json (summarize.py): each best as a fraction of the copy
 #      bandwidth, against torch and against the device baseline;
 #   5. OPENCL=1: the .cl templates' defaults on NVIDIA's OpenCL driver.
+#   SEARCH=0 skips step 4, CHECKS=0 step 2, ANCHORS=0 step 3.
 #   bench/gpu/run.sh OUTDIR [TASK...]
 set -u
 out=${1:?usage: run.sh OUTDIR [TASK...]}
@@ -55,6 +56,7 @@ if [[ ${ANCHORS:-1} == 1 ]]; then
   PYTHONUNBUFFERED=1 timeout 120 python3 "$here/anchors.py" >"$work/anchors.json" 2>"$work/anchors.err" || log "anchors failed: $(tail -3 "$work/anchors.err")"
   log "anchors: $(tr -d '\n' <"$work/anchors.json" | cut -c1-600)"
 fi
+[[ ${SEARCH:-1} == 1 ]] || tasks=()
 for t in "${tasks[@]}"; do
   t0=$(date +%s)
   # GPU_WL=1 (default): the GPU-sized workloads only (gpu_workloads.py)
@@ -75,7 +77,11 @@ if [[ ${OPENCL:-0} == 1 ]]; then
   for t in softmax rmsnorm layernorm; do
     for k in $(for n in ${OPENCL_TEMPLATES:-*}; do echo tasks/$t/templates/opencl/$n.cl; done); do
       timeout 60 "$ks" eval "$t" "$k" --workloads "$(python3 "$here/gpu_workloads.py" "$t")" --backend opencl --device "${nv:-0}" --json -q --seeds 1 --min-time 0.05 >"$work/ocl.json" 2>&1
-      log "opencl $t $(basename "$k"): $(python3 -c 'import json;d=json.load(open("'"$work"'/ocl.json"));print(d["status"], " ".join("%s:%.0fGB/s" % ("x".join(str(v) for v in w["axes"].values()), w["gbps"]) for w in d["workloads"]))' 2>&1 | cut -c1-300)"
+      log "opencl $t $(basename "$k"): $(python3 -c 'import json,sys
+txt=open(sys.argv[1]).read()
+try: d=json.loads(txt)
+except ValueError: print("no JSON:", txt[-400:].replace("\n"," ")); sys.exit()
+print(d["status"], (d.get("error") or "")[:200], " ".join("%s:%.0fGB/s" % ("x".join(str(v) for v in w["axes"].values()), w["gbps"]) for w in d["workloads"]))' "$work/ocl.json" 2>&1 | cut -c1-600)"
     done
   done | tee "$work/opencl.log"
 fi
