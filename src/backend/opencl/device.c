@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *ks_ocl_errstr(cl_int e) {
   switch (e) {
@@ -130,13 +131,22 @@ ks_code ks_ocl_pick(ks_ocl_dev *out, ks_err *err) {
   if (env && *env) {
     char *end;
     long v = strtol(env, &end, 10);
-    if (*end || v < 0 || v >= n)
+    if (*end || v < 0 || v >= n) {
+      /* which devices this process saw: a child can see fewer than the
+       * parent's listing (the H200 run: NVIDIA listed, then missing) */
+      char seen[512] = "";
+      for (int i = 0; i < n; i++)
+        snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s%d: %s",
+                 i ? "; " : "", i, all[i].name);
+      const char *vend = getenv("OCL_ICD_VENDORS");
       return ks_err_set(err, KS_ERR_INPUT,
                         "OpenCL device \"%s\" (--device or "
-                        "KSEARCH_OPENCL_DEVICE) does not exist: this machine "
-                        "has devices 0..%d; list them with `ksearch roofline "
-                        "--backend opencl --list`",
-                        env, n - 1);
+                        "KSEARCH_OPENCL_DEVICE) does not exist: process %d "
+                        "sees devices 0..%d (%s; OCL_ICD_VENDORS=%s); list "
+                        "them with `ksearch roofline --backend opencl --list`",
+                        env, (int)getpid(), n - 1, seen,
+                        vend ? vend : "unset");
+    }
     want = (int)v;
   }
   *out = all[want];
