@@ -168,8 +168,7 @@ ks_code ks_task_load_json(const char *text, const char *path, ks_task *task,
 void ks_task_free(ks_task *task);
 /* Keeps only the workloads SPEC names (`--workloads`: indices or
  * AXIS=V[+AXIS=V], comma-separated; task_select.c). */
-ks_code ks_task_select_workloads(ks_task *task, const char *spec,
-                                 ks_err *err);
+ks_code ks_task_select_workloads(ks_task *task, const char *spec, ks_err *err);
 int ks_task_axis_index(const ks_task *task, const char *name);
 /* Number of elements of a tensor for a workload. */
 /* The init of an input at workload w: randint bounds written over the axes

@@ -190,7 +190,28 @@ char *ks_llm_templates_text(const ks_template_set *tpls) {
 }
 
 /* ms with a decimal point always (see context.h) */
-static void ms(ks_buf *b, double ns) { ks_buf_printf(b, "%#.4g ms", ns / 1e6); }
+/* A measured number with `sig` significant digits and always a digit after
+ * the point (or an exponent): the LLM call cache masks decimals, and %#g's
+ * "858." or "123.x" read as integers there, so a recorded session missed
+ * on replay wherever a figure crossed 100 (the H200 session of 2026-12-03) */
+static void num(ks_buf *b, double v, int sig) {
+  double a = fabs(v);
+  if (!isfinite(v) || v == 0) {
+    ks_buf_printf(b, "%.1f", v);
+    return;
+  }
+  if (a >= 1e6 || a < 1e-4) {
+    ks_buf_printf(b, "%.*e", sig - 1, v);
+    return;
+  }
+  int dec = sig - 1 - (int)floor(log10(a));
+  ks_buf_printf(b, "%.*f", dec < 1 ? 1 : dec, v);
+}
+
+static void ms(ks_buf *b, double ns) {
+  num(b, ns / 1e6, 4);
+  ks_buf_puts(b, " ms");
+}
 
 static void workload_line(ks_buf *b, const ks_task *t, const json_t *w,
                           size_t i, bool timings_only) {
@@ -222,11 +243,13 @@ static void workload_line(ks_buf *b, const ks_task *t, const json_t *w,
     if (ref > 0) {
       ks_buf_puts(b, " (reference ");
       ms(b, ref);
-      ks_buf_printf(b, "), speedup %#.3gx",
-                    json_number_value(json_object_get(w, "speedup")));
+      ks_buf_puts(b, "), speedup ");
+      num(b, json_number_value(json_object_get(w, "speedup")), 3);
+      ks_buf_puts(b, "x");
     }
-    ks_buf_printf(b, ", %#.3g GB/s, roofline fraction %#.3f",
-                  json_number_value(json_object_get(w, "gbps")),
+    ks_buf_puts(b, ", ");
+    num(b, json_number_value(json_object_get(w, "gbps")), 3);
+    ks_buf_printf(b, " GB/s, roofline fraction %#.3f",
                   json_number_value(json_object_get(w, "roofline_fraction")));
   } else if (timings_only) {
     ks_buf_puts(b, ": not timed");

@@ -23,7 +23,7 @@ void ks_analyze(const ks_task *task, const ks_roofline *roof,
                 task->cost_flops_src[0] ? task->cost_flops_src : "?");
   if (roof)
     ks_buf_printf(&b,
-                  "machine: %.1f GB/s, %.0f GFLOP/s, balance %.1f flop/byte "
+                  "machine: %.1f GB/s, %.1f GFLOP/s, balance %.1f flop/byte "
                   "(%d threads)\n",
                   roof->bandwidth_gbps, roof->peak_gflops, a->balance,
                   roof->threads);

@@ -2,6 +2,7 @@
  * (model, sampling options, messages) and ignores (stream flags, decimal
  * numbers such as measured timings), and answers surviving a round trip
  * through the disk; a damaged entry is a miss. */
+#include "llm/context.h"
 #include "llm/llm.h"
 #include "util/util.h"
 
@@ -58,6 +59,43 @@ Test(llm_cache, mask_decimals) {
                                  "x.5 7.");
   cr_assert_str_eq(m, "t=# ms, #, # and 42 ids n12 v1.2 x.5 7.");
   free(m);
+}
+
+/* The figures a prompt quotes are decimals the key masks, whatever their
+ * size: %#g wrote "858." and "123.x", which read as integers there, so a
+ * recorded H200 session missed on replay once a figure crossed 100. */
+static char *masked_result(const ks_task *t, double ns, double gbps,
+                           double speedup) {
+  json_t *r = json_pack(
+      "{s:b, s:f, s:[{s:{s:i, s:i}, s:b, s:f, s:f, s:f, s:f, s:f}]}", "correct",
+      1, "score", speedup, "workloads", "axes", "rows", 1024, "cols", 8192,
+      "correct", 1, "time_ns_median", ns, "reference_time_ns_median",
+      ns * speedup, "speedup", speedup, "gbps", gbps, "roofline_fraction", 0.5);
+  char *text = ks_llm_result_text(t, r);
+  json_decref(r);
+  char *m = ks_llm_mask_decimals(text);
+  free(text);
+  return m;
+}
+
+Test(llm_cache, measured_figures_mask_alike_at_any_size) {
+  ks_task t;
+  memset(&t, 0, sizeof t);
+  ks_err err;
+  char dir[4096];
+  const char *src = getenv("KSEARCH_SRC");
+  snprintf(dir, sizeof dir, "%s/tasks/rmsnorm", src ? src : ".");
+  cr_assert_eq(ks_task_load(dir, &t, &err), KS_OK, "%s", err.msg);
+  char *a = masked_result(&t, 88150, 3563.2, 1.083);
+  char *b = masked_result(&t, 1234567, 858.2, 123.4);
+  char *c = masked_result(&t, 20, 49.7, 0.5);
+  cr_assert_str_eq(a, b);
+  cr_assert_str_eq(a, c);
+  cr_assert_not_null(strstr(a, "# ms"), "%s", a);
+  free(a);
+  free(b);
+  free(c);
+  ks_task_free(&t);
 }
 
 Test(llm_cache, round_trip_and_damaged_entries) {

@@ -144,8 +144,7 @@ ks_code ks_ocl_pick(ks_ocl_dev *out, ks_err *err) {
                         "KSEARCH_OPENCL_DEVICE) does not exist: process %d "
                         "sees devices 0..%d (%s; OCL_ICD_VENDORS=%s); list "
                         "them with `ksearch roofline --backend opencl --list`",
-                        env, (int)getpid(), n - 1, seen,
-                        vend ? vend : "unset");
+                        env, (int)getpid(), n - 1, seen, vend ? vend : "unset");
     }
     want = (int)v;
   }
