@@ -214,7 +214,7 @@ static bool lang_fits(const char *lang, const char *backend) {
       {"c", {"c", "cpp", "c++", "cc", "h", "gnuc", NULL}},
       {"opencl", {"opencl", "cl", "c", "cpp", NULL}},
       {"cuda", {"cuda", "cu", "cpp", "c++", NULL}},
-      {"mlx", {"metal", "cpp", "c++", "python", NULL}},
+      {"mlx", {"cuda", "cu", "metal", "cpp", "c++", "python", NULL}},
   };
   if (!lang[0])
     return true;

@@ -17,8 +17,9 @@
 #define BASELINE_MAX 12000 /* bytes of a baseline quoted in a prompt */
 #define SEED_MAX 12000     /* bytes of the CUDA seed quoted */
 
-/* One row per backend the LLM coder writes for. The MLX backend (branch
- * mlx) adds its row here. */
+/* One row per backend the LLM coder writes for. mlx: mx.fast.cuda_kernel
+ * bodies (Linux GPUs); Metal bodies for Apple are not written by the coder
+ * yet (no Mac here to measure them). */
 static const ks_llm_backend k_backends[] = {
     {"c", "c", "c",
      "C11 with GNU extensions; built with cc -O3 -march=native -fopenmp -fPIC "
@@ -70,6 +71,30 @@ static const ks_llm_backend k_backends[] = {
      "expressions over the task's axes, the header's params and numeric "
      "#defines (+ - * / % min max cdiv); no kernel= launches the entry",
      KS_LLM_LAUNCH_GRID},
+    {"mlx", "cuda", "mlx-cuda-sm90",
+     "the body of an MLX mx.fast.cuda_kernel, compiled by MLX with NVRTC "
+     "for the device (sm_90a on the H200) and run by MLX in a Python "
+     "executor; inputs are already on the device; the time that counts is "
+     "from the call to mx.eval and a device synchronize, cold L2; the "
+     "speedup is over what an MLX user calls today (mx.softmax, "
+     "mx.fast.rms_norm, mx.fast.layer_norm, mlx-lm's loops)",
+     "MLX writes the kernel's signature: `__global__ void NAME(const T* "
+     "input..., T* output...)` with the task's inputs then outputs by their "
+     "names (float32 `float`, bfloat16 `__nv_bfloat16`, int32 `int32_t`; "
+     "scalars as 1-element input arrays read as name[0]); the task's axes "
+     "are `constexpr int NAME` values at the top of the body; the header's "
+     "params are macros. Write the header lines, then helpers (__device__ "
+     "functions, structs), then a line `// ksearch: body`, then only the "
+     "statements of the kernel's body (no signature, no closing brace of "
+     "it). One launch line, grid counted in THREADS (MLX launches "
+     "ceil(grid/threadgroup) blocks):\n"
+     "// ksearch: launch grid=(E[,E[,E]]) threadgroup=(E[,E[,E]]) "
+     "[smem=(E)]\n"
+     "E are expressions over the axes and params (+ - * / % min max cdiv); "
+     "threadgroup at most 1024 threads; smem the dynamic shared memory in "
+     "bytes (extern __shared__). No `inf` or INFINITY (MLX's header defines "
+     "neither: use __int_as_float(0xff800000)); no host code, no <<<>>>",
+     KS_LLM_LAUNCH_MLX},
 };
 
 const ks_llm_backend *ks_llm_backend_find(const char *name) {
@@ -398,6 +423,41 @@ static int check_launch(const ks_llm_backend *be, const ks_task *task,
   return n;
 }
 
+/* An MLX kernel body's form, before MLX sees it: one launch line with grid=
+ * and threadgroup=, a `// ksearch: body` line, and no signature of its own
+ * below it (MLX writes that). The launch expressions are evaluated by the
+ * executor (mlx/ksmlx.py), whose errors come back as compile_error. */
+static int check_mlx_form(const char *src, ks_llm_violation *v, int n,
+                          int max) {
+  const char *launch = strstr(src, "// ksearch: launch ");
+  if (!launch)
+    return add(v, n, max, 0, "(header)",
+               "no launch line: write // ksearch: launch grid=(THREADS) "
+               "threadgroup=(TG)");
+  const char *eol = strchr(launch, '\n');
+  size_t len = eol ? (size_t)(eol - launch) : strlen(launch);
+  char line[512];
+  snprintf(line, sizeof line, "%.*s", (int)(len < 511 ? len : 511), launch);
+  if (!strstr(line, " grid=(") || !strstr(line, " threadgroup=("))
+    n = add(v, n, max, 0, "(header)",
+            "the launch line needs grid=(...) and threadgroup=(...) (grid "
+            "in threads)");
+  if (strstr(line, " block=(") || strstr(line, " local=("))
+    n = add(v, n, max, 0, "(header)",
+            "block=/local= are other backends' words: MLX takes "
+            "threadgroup=(...), and grid=(...) counts threads");
+  const char *body = strstr(src, "// ksearch: body");
+  if (!body)
+    return add(v, n, max, 0, "(header)",
+               "no `// ksearch: body` line: helpers go above it, the "
+               "kernel's statements below it");
+  if (strstr(body, "__global__"))
+    n = add(v, n, max, 0, "__global__",
+            "below `// ksearch: body` come only the body's statements: MLX "
+            "writes the __global__ signature itself");
+  return n;
+}
+
 int ks_llm_check_answer(const ks_llm_backend *be, const ks_task *task,
                         const char *src, const char *path, ks_candidate *cand,
                         ks_llm_violation *v, int max) {
@@ -431,6 +491,8 @@ int ks_llm_check_answer(const ks_llm_backend *be, const ks_task *task,
             "backend=%s, but this search runs on %s: write // ksearch: "
             "backend=%s",
             cand->backend, be->name, be->name);
+  } else if (be->launch == KS_LLM_LAUNCH_MLX) {
+    n = check_mlx_form(src, v, 0, max);
   } else if (be->launch != KS_LLM_LAUNCH_NONE) {
     ks_candidate_fill_defaults(cand);
     n = check_launch(be, task, cand, v, 0, max);

@@ -24,11 +24,12 @@
 typedef enum ks_llm_launch_style {
   KS_LLM_LAUNCH_NONE,  /* c: the entry is called with host pointers */
   KS_LLM_LAUNCH_LOCAL, /* opencl: global=/local= work-items */
-  KS_LLM_LAUNCH_GRID   /* cuda: grid= blocks, block= threads */
+  KS_LLM_LAUNCH_GRID,  /* cuda: grid= blocks, block= threads */
+  KS_LLM_LAUNCH_MLX    /* mlx: grid= threads, threadgroup= threads, body */
 } ks_llm_launch_style;
 
 typedef struct ks_llm_backend {
-  const char *name;   /* the backend ("c", "opencl", "cuda") */
+  const char *name;   /* the backend ("c", "opencl", "cuda", "mlx") */
   const char *fence;  /* language of the code block asked for */
   const char *target; /* specs/targets short name (spec/spec.h) */
   const char *build;  /* how ksearch builds, runs and times the file */

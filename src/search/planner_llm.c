@@ -73,12 +73,13 @@ static ks_code create(const ks_planner_ctx *ctx, void **self, ks_err *err) {
   const char *bname = ctx->backend ? ctx->backend : "c";
   const ks_llm_backend *be = ks_llm_backend_find(bname);
   if (!be)
-    return ks_err_set(err, KS_ERR_ENV,
-                      "--planner llm: the LLM coder cannot write for backend "
-                      "%s yet (it knows c, opencl and cuda; a backend plugs "
-                      "in as a row of src/llm/target.c); use --planner "
-                      "builtin",
-                      bname);
+    return ks_err_set(
+        err, KS_ERR_ENV,
+        "--planner llm: the LLM coder cannot write for backend "
+        "%s yet (it knows c, opencl, cuda and mlx; a backend plugs "
+        "in as a row of src/llm/target.c); use --planner "
+        "builtin",
+        bname);
   /* --seed-cuda is every planner's option, not the LLM client's */
   json_t *opts = ctx->options ? json_deep_copy(ctx->options) : json_object();
   const char *seed_path =

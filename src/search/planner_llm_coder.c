@@ -102,6 +102,10 @@ static ks_code coder_prompt(llm_planner *p, const ks_wm *wm,
     snprintf(header + hl, sizeof header - hl,
              "\n// ksearch: launch [kernel=NAME] grid=(...) block=(...) "
              "(one line per launch, in order)");
+  else if (p->be->launch == KS_LLM_LAUNCH_MLX)
+    snprintf(header + hl, sizeof header - hl,
+             "\n// ksearch: launch grid=(THREADS) threadgroup=(TG)\n"
+             "(helpers)\n// ksearch: body\n(the kernel's statements)");
   else if (p->be->launch == KS_LLM_LAUNCH_LOCAL)
     snprintf(header + hl, sizeof header - hl,
              "\n// ksearch: launch [kernel=NAME] global=(...) local=(...) "

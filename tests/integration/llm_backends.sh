@@ -116,5 +116,30 @@ else
     "$([[ $rej == *cudaMalloc* && $rej == *'<<<'* && $rej == *'(header)'* && $rej == *get_local_id* ]] && echo yes)" "$rej"
 fi
 
+# ---- mlx: the coder writes mx.fast.cuda_kernel bodies; on a CPU-only MLX
+# the first body that passes the checks ends the run with exit 3 (MLX
+# custom kernels need a GPU), after the wrong answers were refused before
+# MLX saw them and their reasons went into the next prompt
+log=$tmp/mlx.log
+start_server rmsnorm_mlx.json "$log"
+run=$tmp/mlx
+out=$("$ks" run rmsnorm --backend mlx "${common[@]}" --budget 4 --out "$run" \
+  --llm-base-url "http://127.0.0.1:$port/v1" 2>"$tmp/mlx.stderr"); rc=$?
+stop_server "$server_pid"
+rej=$(db "$run/ksearch.db" "select group_concat(json, ' ') from events where kind='precheck_rejected'" 2>/dev/null)
+if grep -q "ksmlx.py probe\|no MLX\|scripts/setup.sh" "$tmp/mlx.stderr" && [[ $rc == 3 && -z $rej ]]; then
+  echo "skip: mlx llm session: no MLX here ($(head -c 200 "$tmp/mlx.stderr"))"
+elif [[ $rc == 3 ]]; then
+  check "mlx without an MLX GPU: exit 3 once a body passes the checks" \
+    "$(grep -q "run only on a GPU" "$tmp/mlx.stderr" && echo yes)" "$(tail -3 "$tmp/mlx.stderr")"
+  check "mlx: refused before MLX: host API in a body, a whole __global__ kernel without a body line" \
+    "$([[ $rej == *cudaMalloc* && ($rej == *'"__global__"'* || $rej == *'// ksearch: body'*) ]] && echo yes)" "$rej"
+  check "mlx: the reasons reach the next prompt" \
+    "$(grep -q 'cudaMalloc' "$log" && grep -q '__global__' "$log" && echo yes)" "$(tail -c 300 "$log")"
+else
+  check "mlx llm run ends with a correct MLX kernel" \
+    "$([[ $rc == 0 && $(field '"yes" if d["best"] and d["best"]["score"] > 0 else "no"' "$out") == yes ]] && echo yes)" "exit $rc: ${out:0:300} $(tail -3 "$tmp/mlx.stderr")"
+fi
+
 echo "llm_backends: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
