@@ -36,9 +36,17 @@ const char ks_cu_support_source[] =
     "  for (unsigned long long i = GI; i < n; i += GS) p[i] = "
     "make_float4(v, v, v, v);\n"
     "}\n"
+    /* four loads in flight per thread before their stores: one at a time
+     * reached 3963 GB/s on the H200 where torch's copy reaches 4247 and a
+     * softmax that reads and writes as much 4204 (2026-12-03) */
     "extern \"C\" __global__ void ks_rl_copy(const float4 *a, float4 *b, "
     "unsigned long long n) {\n"
-    "  for (unsigned long long i = GI; i < n; i += GS) b[i] = a[i];\n"
+    "  unsigned long long i = GI, s = GS;\n"
+    "  for (; i + 3 * s < n; i += 4 * s) {\n"
+    "    float4 v0 = a[i], v1 = a[i + s], v2 = a[i + 2 * s], v3 = a[i + 3 * "
+    "s];\n"
+    "    b[i] = v0; b[i + s] = v1; b[i + 2 * s] = v2; b[i + 3 * s] = v3; }\n"
+    "  for (; i < n; i += s) b[i] = a[i];\n"
     "}\n"
     /* every block sweeps the same small buffer (resident in L2) reps times */
     "extern \"C\" __global__ void ks_rl_l2(const float4 *p, unsigned long "
