@@ -69,13 +69,56 @@ static void dump(const ks_llm_violation *v, int n, char *buf, size_t len) {
   }
 }
 
-Test(llm_target, table_has_c_opencl_cuda_and_leaves_mlx_to_its_backend) {
+Test(llm_target, table_has_c_opencl_cuda_and_mlx) {
   cr_expect_not_null(ks_llm_backend_find("c"));
   cr_expect_str_eq(ks_llm_backend_find("opencl")->fence, "opencl");
   cr_expect_str_eq(ks_llm_backend_find("cuda")->fence, "cuda");
   cr_expect_eq(ks_llm_backend_find("cuda")->launch, KS_LLM_LAUNCH_GRID);
   cr_expect_eq(ks_llm_backend_find("opencl")->launch, KS_LLM_LAUNCH_LOCAL);
-  cr_expect_null(ks_llm_backend_find("mlx"), "no mlx row until branch mlx");
+  cr_expect_eq(ks_llm_backend_find("mlx")->launch, KS_LLM_LAUNCH_MLX);
+  cr_expect_str_eq(ks_llm_backend_find("mlx")->target, "mlx-cuda-sm90");
+  cr_expect_null(ks_llm_backend_find("metal"));
+}
+
+/* MLX bodies: the rmsnorm template passes; a body without its launch line,
+ * one with other backends' launch words, and a whole kernel where a body
+ * goes are refused before MLX, each with its reason. */
+Test(llm_target, mlx_answers_pass_or_are_rejected_before_mlx) {
+  ks_task t;
+  load_rmsnorm(&t);
+  ks_llm_violation v[16];
+  char buf[2048];
+  char path[4096];
+  snprintf(path, sizeof path, "%s/tasks/rmsnorm/templates/mlx/block_row.cu",
+           src_dir());
+  char *good = NULL;
+  ks_err e;
+  cr_assert_eq(ks_read_file(path, &good, NULL, &e), KS_OK, "%s", e.msg);
+  int n = check("mlx", &t, good, v);
+  dump(v, n, buf, sizeof buf);
+  cr_expect_eq(n, 0, "template refused: %s", buf);
+  const char *head = "// ksearch: backend=mlx entry=rmsnorm kernel=cuda\n";
+  char src[1024];
+  snprintf(src, sizeof src, "%s// ksearch: body\ny[0] = x[0];\n", head);
+  n = check("mlx", &t, src, v);
+  cr_expect(n > 0 && has(v, n, "(header)", "no launch line"), "no launch");
+  snprintf(src, sizeof src,
+           "%s// ksearch: launch grid=(rows) block=(256)\n// ksearch: body\n"
+           "y[0] = x[0];\n",
+           head);
+  n = check("mlx", &t, src, v);
+  dump(v, n, buf, sizeof buf);
+  cr_expect(n > 0 && has(v, n, "(header)", "threadgroup"), "block=: %s", buf);
+  snprintf(src, sizeof src,
+           "%s// ksearch: launch grid=(rows*256) threadgroup=(256)\n"
+           "y[0] = x[0];\n",
+           head);
+  n = check("mlx", &t, src, v);
+  dump(v, n, buf, sizeof buf);
+  cr_expect(n > 0 && has(v, n, "(header)", "ksearch: body"), "no body: %s",
+            buf);
+  free(good);
+  ks_task_free(&t);
 }
 
 Test(llm_target, cuda_answers_pass_or_are_rejected_before_nvcc) {
