@@ -86,8 +86,8 @@ typedef struct ks_eval_result {
   char artifact_hash[17];
   char artifact_path[PATH_MAX]; /* the build it ran ("" none) */
   bool build_cached;
-  double build_s, run_s; /* compile time; runner wall time */
-  double phase_s[5];     /* run_s by judge phase (ks_judge_phase_names) */
+  double build_s, run_s;           /* compile time; runner wall time */
+  double phase_s[KS_JUDGE_PHASES]; /* run_s by phase (ks_judge_phase_names) */
   int threads;
   ks_device_class device_class; /* which workloads ran ("device" key) */
   ks_buf build_log;
