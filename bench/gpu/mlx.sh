@@ -18,6 +18,8 @@
 #   4. a short search on mamba_mlx (BUDGET, default 6), `ksearch export
 #      --to mlx`, and the exported module in the block again (step 2's
 #      script);
+#   4b. SEEDED=1: bench/seeded.sh, mamba_mlx seeded with a CUDA chunked
+#      scan against unseeded (issue 15, item 4);
 #   5. tests/integration/mlx.sh (on a GPU it also runs the kernel form).
 set -u
 out=${1:?usage: bench/gpu/mlx.sh OUTDIR}
@@ -103,7 +105,7 @@ if left; then
   log "2. MambaBlock prefill: mlx-lm vs the mamba_mlx templates' scans"
   python3 bench/gpu/mlx_block.py "$work/block_templates.json" \
     --candidate tasks/mamba_mlx/templates/mlx/chunked_scan.cu \
-    --candidate tasks/mamba_mlx/templates/mlx/thread_per_channel.cu 2>&1 | tee -a "$out/log.txt"
+    --candidate tasks/mamba_mlx/templates/mlx/thread_per_channel.cu --profile 2>&1 | tee -a "$out/log.txt"
   put block_templates "$work/block_templates.json"
 fi
 
@@ -132,6 +134,14 @@ if left; then
   else
     log "   export failed: $(tail -3 "$work/run_mamba.log")"
   fi
+fi
+
+# 4b. CUDA to MLX: seeded with a CUDA chunked scan against unseeded (bench/seeded.sh)
+if left && [[ ${SEEDED:-1} == 1 ]]; then
+  log "4b. seeded (--seed-cuda ${SEED_CUDA:-chunked_prefix.cu}) vs unseeded mamba_mlx runs, ${SEEDED_SEEDS:-3} seeds"
+  BACKEND=mlx TASK=mamba_mlx SEEDS=${SEEDED_SEEDS:-3} BUDGET=${SEEDED_BUDGET:-5} RUN_TIME=${SEEDED_TIME:-30} WORKLOADS=${SEEDED_WL:-6} \
+    KS_COMMIT=$commit KSEARCH=$ks bash bench/seeded.sh "$work/seeded.json" 2>&1 | tee -a "$out/log.txt"
+  put seeded "$work/seeded.json"
 fi
 
 # 5. the integration suite

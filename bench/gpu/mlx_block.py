@@ -3,7 +3,7 @@ of its SSM loop, against mlx-lm as it is (issue 15, headline (a); run by
 bench/gpu/mlx.sh on the H200, one process, both timed alternately).
 
     python3 mlx_block.py OUT.json [--kernels kernels.py] [--candidate FILE]...
-                         [--T 256,1024,4096] [--reps N]
+                         [--T 256,1024,4096] [--reps N] [--profile]
 
 The block has mamba-370m's shapes (hidden 1024, intermediate 2048, state
 16, conv 4, dt rank 64), random weights, batch 1, float32. The fast block
@@ -76,6 +76,37 @@ def candidate_scan(path, values):
     return scan
 
 
+def profile(block, scan, x, reps):
+    """Each stage of fast_block alone (inputs evaluated beforehand), and the
+    whole fast block under mx.compile: which part keeps the block from
+    going faster once the scan is fast."""
+    K = block.conv_kernel_size
+    r, n = block.time_step_rank, block.ssm_state_size
+    xz = block.in_proj(x)
+    xs0, z = xz.split(indices_or_sections=2, axis=-1)
+    xs = nn.silu(block.conv1d(mx.pad(xs0, [(0, 0), (K - 1, 0), (0, 0)])))
+    A = -mx.exp(block.A_log)
+    dl, B, C = mx.split(block.x_proj(xs), [r, r + n], axis=-1)
+    delta = nn.softplus(block.dt_proj(dl))
+    y = scan(xs, delta, A, B, C, block.D)
+    mx.eval(xz, xs0, z, xs, A, dl, B, C, delta, y)
+    stages = {
+        "in_proj": lambda v: block.in_proj(v),
+        "conv1d_silu": lambda v: nn.silu(block.conv1d(mx.pad(xs0, [(0, 0), (K - 1, 0), (0, 0)]))),
+        "x_proj": lambda v: block.x_proj(xs),
+        "dt_proj_softplus": lambda v: nn.softplus(block.dt_proj(dl)),
+        "scan": lambda v: scan(xs, delta, A, B, C, block.D),
+        "swiglu_out_proj": lambda v: block.out_proj(swiglu(z, y)),
+        "fast_block": fast_block(block, scan),
+        "fast_block_compiled": mx.compile(fast_block(block, scan)),
+    }
+    out = {}
+    for name, f in stages.items():
+        timed(f, x)
+        out[name + "_ms"] = min(timed(f, x) for _ in range(reps)) * 1e3
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -84,6 +115,9 @@ def main():
                     help="an MLX candidate file of tasks/mamba_mlx (defaults)")
     ap.add_argument("--T", default="256,1024,4096")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--profile", action="store_true",
+                    help="also time each stage of the fast block alone and the "
+                         "fast block under mx.compile (where the time goes)")
     a = ap.parse_args()
     mx.random.seed(0)
     block = MambaBlock(block_args())
@@ -135,6 +169,11 @@ def main():
             row["kernels"].append({"kernel": label, "ms": best, "max_abs_err": err,
                                    "matches_mlx_lm": ok,
                                    "speedup_vs_mlx_lm": row["mlx_lm_ms"] / best})
+        if a.profile and fasts:
+            try:
+                row["profile"] = profile(block, scans[0][1], x, a.reps)
+            except Exception as e:  # a profile is extra: never lose the row
+                row["profile"] = {"error": f"{type(e).__name__}: {e}"[:300]}
         res["results"].append(row)
         print(json.dumps(row), flush=True)
         with open(a.out, "w") as fo:

@@ -74,6 +74,10 @@ if [[ ${OPENCL:-0} == 1 ]]; then
   export OCL_ICD_VENDORS=$work/icd
   log "opencl devices: $("$ks" roofline --backend opencl --list 2>&1 | tr '\n' ' ')"
   nv=$("$ks" roofline --backend opencl --list 2>&1 | sed -n 's/^[ *]*\([0-9]*\): NVIDIA.*/\1/p' | head -1)
+  # where a child process loses the NVIDIA device (seen 2026-12-03: listed
+  # here, missing in eval): the roofline child and one eval, messages whole
+  log "opencl roofline child on device ${nv:-?}: $(KSEARCH_OPENCL_DEVICE=${nv:-0} timeout 120 "$ks" roofline --backend opencl --json 2>&1 | tr '\n' ' ' | cut -c1-700)"
+  log "opencl eval, whole message: $(timeout 60 "$ks" eval softmax tasks/softmax/templates/opencl/$(ls tasks/softmax/templates/opencl | head -1) --backend opencl --device "${nv:-0}" --json -q --seeds 1 --no-timing 2>&1 | tr '\n' ' ' | cut -c1-1200)"
   for t in softmax rmsnorm layernorm; do
     for k in $(for n in ${OPENCL_TEMPLATES:-*}; do echo tasks/$t/templates/opencl/$n.cl; done); do
       timeout 60 "$ks" eval "$t" "$k" --workloads "$(python3 "$here/gpu_workloads.py" "$t")" --backend opencl --device "${nv:-0}" --json -q --seeds 1 --min-time 0.05 >"$work/ocl.json" 2>&1
@@ -81,7 +85,7 @@ if [[ ${OPENCL:-0} == 1 ]]; then
 txt=open(sys.argv[1]).read()
 try: d=json.loads(txt)
 except ValueError: print("no JSON:", txt[-400:].replace("\n"," ")); sys.exit()
-print(d["status"], (d.get("error") or "")[:200], " ".join("%s:%.0fGB/s" % ("x".join(str(v) for v in w["axes"].values()), w["gbps"]) for w in d["workloads"]))' "$work/ocl.json" 2>&1 | cut -c1-600)"
+print(d["status"], (d.get("error") or "")[:700], " ".join("%s:%.0fGB/s" % ("x".join(str(v) for v in w["axes"].values()), w["gbps"]) for w in d["workloads"]))' "$work/ocl.json" 2>&1 | cut -c1-600)"
     done
   done | tee "$work/opencl.log"
 fi

@@ -28,7 +28,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 steps=" ${STEPS:-mlx norms kernels16 llm} "
 has() { [[ $steps == *" $1 "* ]]; }
 has mlx && [[ -f bench/gpu/mlx.sh ]] && step mlx "${CAP_MLX:-110}" env LIMIT_S=$((${CAP_MLX:-110} - 30)) bash bench/gpu/mlx.sh "$out/mlx"
-has norms && step norms "${CAP_NORMS:-130}" env CHECKS=1 ANCHORS=1 OPENCL="${OPENCL:-0}" BUDGET="${BUDGET:-6}" TASK_TIME="${TASK_TIME:-20}" \
+has norms && step norms "${CAP_NORMS:-130}" env CHECKS="${CHECKS:-1}" ANCHORS=1 OPENCL="${OPENCL:-0}" BUDGET="${BUDGET:-6}" TASK_TIME="${TASK_TIME:-20}" \
   RUN_ARGS="--finalists 0" KS_COMMAND="bench/gpu/session.sh (run.sh step)" \
   bash bench/gpu/run.sh "$out/norms" ${NORM_TASKS:-softmax rmsnorm_bf16 layernorm}
 has kernels16 && [[ -f bench/gpu/kernels16.sh ]] && step kernels16 "${CAP_K16:-150}" env TOTAL=$((${CAP_K16:-150} - 10)) \
