@@ -110,7 +110,7 @@ if left; then
 fi
 
 # 3. (b) templates against MLX's own ops
-for tt in ${MLX_EVALS:-softmax:block_row rmsnorm:block_row layernorm:block_row mamba_mlx:chunked_scan mamba_mlx:thread_per_channel}; do
+for tt in ${MLX_EVALS:-softmax:vec_row rmsnorm:vec_row layernorm:vec_row softmax:block_row rmsnorm:block_row layernorm:block_row mamba_mlx:chunked_scan}; do
   left || break
   t=${tt%%:*} n=${tt#*:}
   log "3. $t $n (defaults) vs tasks/$t/baseline/mlx.py"

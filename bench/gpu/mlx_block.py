@@ -100,6 +100,8 @@ def profile(block, scan, x, reps):
         "fast_block": fast_block(block, scan),
         "fast_block_compiled": mx.compile(fast_block(block, scan)),
     }
+    if x.shape[1] <= 1024:  # tracing mlx-lm's per-token loop grows with T
+        stages["mlx_lm_compiled"] = mx.compile(lambda v: block(v, None))
     out = {}
     for name, f in stages.items():
         timed(f, x)
