@@ -44,6 +44,7 @@ typedef struct ex {
   const ks_backend_i *be;
   void *handle;
   bool loaded, device;
+  bool dev_probe; /* probe mode on a device: be->probe_move on the handle */
   char mode[16], artifact[PATH_MAX], evict[16];
   unsigned char *in_map, *out_map;
   size_t in_size, out_size;
@@ -155,8 +156,9 @@ static ks_code parse_job(ex *x, json_t *j, int *threads, int64_t *mem,
   ks_code rc = ks_task_load(task, &x->task, err);
   if (rc)
     return rc;
-  /* the reference and the probe are C on every backend */
-  x->be = ks_backend_get(strcmp(mode, "candidate") ? "c" : backend);
+  /* the reference is C on every backend; the probe is C too unless the
+   * judge asks for a device probe (backend.h: probe_move) */
+  x->be = ks_backend_get(!strcmp(mode, "reference") ? "c" : backend);
   if (!x->be)
     return ks_err_set(err, KS_ERR_INPUT, "unknown backend %s", backend);
   x->n_wl = (int)json_array_size(wls);
@@ -442,11 +444,21 @@ static int serve(ex *x) {
       x->cur = wl;
       if (json_is_true(json_object_get(c, "evict")))
         evict(x);
-      int64_t t0 = ks_now_ns();
-      probe(x, wl, json_is_true(json_object_get(c, "nt")));
-      int64_t t1 = ks_now_ns();
+      int64_t ns = 0;
+      if (x->dev_probe) { /* device time of ksearch's own kernels; 0: none */
+        size_t ib = 0, ob = 0;
+        for (int i = 0; i < x->task.n_inputs; i++)
+          ib += x->wl[wl].in_bytes[i];
+        for (int i = 0; i < x->task.n_outputs; i++)
+          ob += x->wl[wl].out_bytes[i];
+        ns = (int64_t)x->be->probe_move(x->handle, ib, ob, true);
+      } else {
+        int64_t t0 = ks_now_ns();
+        probe(x, wl, json_is_true(json_object_get(c, "nt")));
+        ns = ks_now_ns() - t0;
+      }
       say("{\"ev\":\"probed\",\"id\":%lld,\"ns\":%lld}", (long long)id,
-          (long long)(t1 - t0));
+          (long long)ns);
     } else if (!strcmp(cmd, "exit")) {
       json_decref(c);
       return 0;
@@ -497,18 +509,21 @@ int ks_executor_main(void) {
   sigaction(SIGSEGV, &sa, NULL);
   bool probe_mode = !strcmp(x.mode, "probe");
   x.device = !probe_mode && x.be->dev_alloc != NULL;
+  /* a device probe loads the candidate's artifact for its context and
+   * ksearch's support kernels; none of the candidate's kernels is launched */
+  x.dev_probe = probe_mode && x.be->probe_move && x.artifact[0];
   /* device runtimes need files and threads to start; their candidates are
    * device code that runs only when launched. A C artifact is loaded after
    * the sandbox closed when Landlock lets it be opened by path. */
   bool late_load = x.be->load_sandboxed && landlock;
-  if (!probe_mode && !late_load) {
+  if ((!probe_mode || x.dev_probe) && !late_load) {
     if ((rc = x.be->load(x.artifact, &x.task, &x.handle, &err))) {
       say_error(rc, err.msg);
       return 2;
     }
     x.loaded = true;
   }
-  if (probe_mode)
+  if (probe_mode && !x.dev_probe)
     x.loaded = true;
   ks_runner_openmp_start(threads > 0 ? threads : ks_nproc());
   if (!strcmp(x.evict, "stream")) {
@@ -520,7 +535,8 @@ int ks_executor_main(void) {
   /* a GPU driver reserves tens of GiB of address space for its own
    * mappings before the limit is set; the limit counts from there (no host
    * code of a GPU candidate runs: this bounds the executor itself) */
-  if (!probe_mode && mem > 0 && ks_backend_device_class(x.be) == KS_DEV_GPU) {
+  if ((!probe_mode || x.dev_probe) && mem > 0 &&
+      ks_backend_device_class(x.be) == KS_DEV_GPU) {
     long pages = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f && fscanf(f, "%ld", &pages) != 1)
@@ -529,7 +545,7 @@ int ks_executor_main(void) {
       fclose(f);
     mem += (int64_t)pages * 4096;
   }
-  ks_sandbox_plan plan = {.be = probe_mode ? NULL : x.be,
+  ks_sandbox_plan plan = {.be = probe_mode && !x.dev_probe ? NULL : x.be,
                           .handle = x.handle,
                           .mem_bytes = mem,
                           .cpu_s = cpu,

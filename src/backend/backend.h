@@ -80,6 +80,15 @@ typedef struct ks_backend_i {
   /* What the backend runs on, for workloads' "device" key (task.json): NULL
    * means cpu. OpenCL asks its device (CL_DEVICE_TYPE), CUDA is gpu. */
   ks_device_class (*device_class)(void);
+  /* The ceiling probe on a device (DESIGN.md: Ceiling probe), in an
+   * executor started in probe mode on the candidate's artifact (load()
+   * ran, no kernel of the candidate is ever launched): reads in_bytes and
+   * writes out_bytes of device memory with ksearch's own kernels, after an
+   * L2 flush when evict; the device time in ns of the fastest of its
+   * shapes, 0 on failure. NULL: host backends use the host probe, others
+   * the cached roofline. */
+  double (*probe_move)(void *handle, size_t in_bytes, size_t out_bytes,
+                       bool evict);
 
   /* ---- Optional, backends whose executor is another program (mlx: a
    * Python executor speaking eval/exec_proto.h). Fills argv (at most

@@ -748,9 +748,15 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
         !ks_exec_freeze(&o->x))
       goto done;
   }
+  /* the host probe (C, host memory), or a device backend's own
+   * (probe_move: an executor of that backend on the same artifact, whose
+   * kernels it never launches) */
+  bool dev_probe = be->probe_move && !p->reference && p->artifact;
   if (p->probe)
-    c.have_probe = start_beside(&c, &c.probe, &c.pout, "ksearch-probe", "probe",
-                                "c", "", true, landlock, in_size, out_size);
+    c.have_probe =
+        start_beside(&c, &c.probe, &c.pout, "ksearch-probe", "probe",
+                     dev_probe ? p->backend : "c", dev_probe ? p->artifact : "",
+                     !dev_probe, landlock, in_size, out_size);
   if (p->anchor_artifact && p->anchor_artifact[0]) {
     const ks_backend_i *abe = ks_backend_get(p->anchor_backend);
     c.anchor_device = abe && ks_backend_device_buffers(abe);

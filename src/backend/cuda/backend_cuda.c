@@ -250,7 +250,7 @@ typedef struct cu_handle {
   ks_cu_dev dev;
   CUcontext ctx;
   CUmodule mod, sup;
-  CUfunction fn[KS_LAUNCH_MAX], flush_fn;
+  CUfunction fn[KS_LAUNCH_MAX], flush_fn, move_fn[2];
   const ks_task *task;
   plan_info pi;
   ks_launch_geom geom[KS_LAUNCH_MAX];
@@ -433,6 +433,11 @@ static ks_code cuda_load(const char *artifact, const ks_task *task, void **out,
     return load_fail(h, ks_err_set(err, KS_ERR_ENV, "%s: no ks_flush: %s",
                                    support_path,
                                    ks_cu_errstr(&h->cu, r, b, sizeof b)));
+  /* the ceiling probe's shapes (probe_move); a support cubin without them
+   * leaves the probe off, never the evaluation */
+  if (h->cu.ModuleGetFunction(&h->move_fn[0], h->sup, "ks_rl_move") ||
+      h->cu.ModuleGetFunction(&h->move_fn[1], h->sup, "ks_rl_move_blocked"))
+    h->move_fn[0] = h->move_fn[1] = NULL;
   /* every device allocation now, while the driver may still ioctl */
   h->arena_bytes = arena_need(task) +
                    (h->pi.scratch ? round_page((size_t)h->pi.max_scratch + 1) +
@@ -600,6 +605,42 @@ static void cuda_sync(void *vh) {
       ms > 0)
     h->device_ns = (double)ms * 1e6;
   h->launched = false;
+}
+
+/* The ceiling probe (backend.h: probe_move), in a probe-mode executor whose
+ * arena nothing else uses: the inputs' bytes at its start, the outputs'
+ * after them. Every shape runs after the L2 flush, as every candidate call
+ * does on this backend (so `evict` changes nothing here), and the fastest
+ * counts. */
+static double cuda_probe_move(void *vh, size_t in_bytes, size_t out_bytes,
+                              bool evict) {
+  (void)evict;
+  cu_handle *h = vh;
+  unsigned long long na = in_bytes / 16, nb = out_bytes / 16;
+  size_t off = (na * 16 + 4095) / 4096 * 4096;
+  if (!h->move_fn[0] || na + nb == 0 || off + nb * 16 > h->arena_bytes)
+    return 0;
+  CUdeviceptr a = h->arena, b = h->arena + off;
+  unsigned long long n16 = h->flush16, n = na > nb ? na : nb;
+  void *fa[] = {&h->flush, &n16, &h->sink};
+  void *ma[] = {&a, &na, &b, &nb, &h->sink};
+  unsigned sm = (unsigned)h->dev.sm_count;
+  unsigned grid[2] = {sm * 4, (unsigned)((n + 2047) / 2048)};
+  double best = 0;
+  for (int k = 0; k < 2; k++) {
+    float ms = 0;
+    if (h->cu.LaunchKernel(h->flush_fn, sm * 4, 1, 1, 512, 1, 1, 0, NULL, fa,
+                           NULL) ||
+        h->cu.EventRecord(h->ev[0], NULL) ||
+        h->cu.LaunchKernel(h->move_fn[k], grid[k], 1, 1, 512, 1, 1, 0, NULL, ma,
+                           NULL) ||
+        h->cu.EventRecord(h->ev[1], NULL) || h->cu.CtxSynchronize() ||
+        h->cu.EventElapsedTime(&ms, h->ev[0], h->ev[1]) || ms <= 0)
+      return 0;
+    double ns = (double)ms * 1e6;
+    best = best == 0 || ns < best ? ns : best;
+  }
+  return best;
 }
 
 static double cuda_device_time(void *vh) {
@@ -794,4 +835,5 @@ const ks_backend_i ks_backend_cuda = {
     .device_time_ns = cuda_device_time,
     .sandbox_rules = cuda_sandbox_rules,
     .device_class = cuda_device_class,
+    .probe_move = cuda_probe_move,
 };
