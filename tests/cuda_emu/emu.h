@@ -111,6 +111,9 @@ struct float2 {
 struct float4 {
   float x, y, z, w;
 };
+struct uint2 {
+  uint32_t x, y;
+};
 struct uint4 {
   uint32_t x, y, z, w;
 };
