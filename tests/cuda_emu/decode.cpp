@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
            fd_split(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),
                     o.data(), B, Hq, Hk, D, P, MP, scratch.data());
          });
-  launch(dim3{(unsigned)Hq, (unsigned)B, 1}, dim3{128, 1, 1}, 0, [&] {
+  launch(dim3{(unsigned)Hq, (unsigned)B, 1}, dim3{256, 1, 1}, 0, [&] {
     fd_merge(q.data(), kc.data(), vc.data(), pt.data(), lens.data(), o.data(),
              B, Hq, Hk, D, P, MP, scratch.data());
   });

@@ -5,7 +5,7 @@
 // ksearch: param WARPS in 4,8,2
 // ksearch: param PIF in 1,2
 // ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, SPLIT_PAGES), batch) block=(32 * WARPS, 1, 1) scratch=(4 * batch * heads_q * cdiv(max_pages, SPLIT_PAGES) * (head_dim + 2))
-// ksearch: launch kernel=fd_merge grid=(heads_q, batch) block=(128, 1)
+// ksearch: launch kernel=fd_merge grid=(heads_q, batch) block=(256, 1)
 //
 // CUDA template for tasks/decode_paged, family flash_decode (DESIGN.md:
 // Templates): flash-decoding whose inner loop runs on the tensor cores, so
@@ -30,10 +30,11 @@
 // lane (reduced once at the end). Warps merge in shared memory; a sequence
 // of one range writes o directly, others write (o, m, l) records.
 // Pass 2 (fd_merge): a block per (q head, sequence) merges the ranges:
-// M = max m_s, o = sum o_s 2^(m_s - M) / sum l_s 2^(m_s - M), float4 reads
-// spread over split lanes. Shapes without an instance (head_dim not
-// 32/64/128, GQA group above 8) skip pass 1 and get a slow exact path in
-// pass 2, so no shape is answered wrong.
+// M = max m_s, o = sum o_s 2^(m_s - M) / sum l_s 2^(m_s - M), one online
+// pass of float4 reads spread over split lanes, 8 records in flight each.
+// Shapes without an instance (head_dim not 32/64/128, GQA group above 8)
+// skip pass 1 and get a slow exact path in pass 2, so no shape is answered
+// wrong.
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -330,21 +331,6 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
   }
 }
 
-// block-wide max (op 0) or sum (op 1) over 128 threads
-__device__ __forceinline__ float block128(float v, int op, float *red) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) {
-    float w = __shfl_xor_sync(0xffffffffu, v, off);
-    v = op ? v + w : fmaxf(v, w);
-  }
-  __syncthreads(); // red's previous use is over
-  if ((threadIdx.x & 31) == 0)
-    red[threadIdx.x >> 5] = v;
-  __syncthreads();
-  return op ? (red[0] + red[1]) + (red[2] + red[3])
-            : fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));
-}
-
 // the slow exact path for shapes pass 1 has no instance for: warp 0, a
 // token at a time (head_dim <= 256)
 __device__ void fallback(const __nv_bfloat16 *q, const __nv_bfloat16 *kc,
@@ -390,7 +376,8 @@ __device__ void fallback(const __nv_bfloat16 *q, const __nv_bfloat16 *kc,
   }
 }
 
-extern "C" __global__ void __launch_bounds__(128)
+#define MT 256 /* fd_merge's threads */
+extern "C" __global__ void __launch_bounds__(MT)
     fd_merge(const __nv_bfloat16 *__restrict__ q,
              const __nv_bfloat16 *__restrict__ k_cache,
              const __nv_bfloat16 *__restrict__ v_cache,
@@ -399,15 +386,14 @@ extern "C" __global__ void __launch_bounds__(128)
              long batch, long heads_q, long heads_kv, long head_dim,
              long num_pages, long max_pages, float *scratch) {
   (void)num_pages;
-  __shared__ __align__(16) float4 part[128];
-  __shared__ float red[4];
+  __shared__ __align__(16) float4 po[MT];
+  __shared__ float pm[MT], pl[MT];
   const long h = blockIdx.x, b = blockIdx.y, D = head_dim;
   __nv_bfloat16 *oh = o + (b * heads_q + h) * D;
   if (!fd_supported(heads_q, heads_kv, head_dim)) {
     long len = seq_lens[b];
     len = len < max_pages * PAGE ? len : max_pages * PAGE;
-    const long G =
-        heads_q / heads_kv; // heads_kv > 0 and divides heads_q in the task
+    const long G = heads_q / heads_kv; // the task: heads_kv divides heads_q
     fallback(q, k_cache, v_cache, page_table + b * max_pages, len, oh,
              b * heads_q + h, G > 0 ? h / G : 0, heads_kv, D);
     return;
@@ -419,50 +405,60 @@ extern "C" __global__ void __launch_bounds__(128)
   if (ns == 1)
     return;      // pass 1 wrote o
   if (ns == 0) { // no token: no softmax, the output is 0
-    for (long d = threadIdx.x; d < D; d += 128)
+    for (long d = threadIdx.x; d < D; d += MT)
       oh[d] = __float2bfloat16_rn(0.f);
     return;
   }
   const long r0 = (b * heads_q + h) * nsg;
-  const float *ro = scratch + r0 * D,
-              *ml = scratch + batch * heads_q * nsg * D + 2 * r0;
-  float M = -INFINITY;
-  for (long s = threadIdx.x; s < ns; s += 128)
-    M = fmaxf(M, ml[2 * s]);
-  M = block128(M, 0, red);
-  float L = 0.f;
-  for (long s = threadIdx.x; s < ns; s += 128)
-    L += ml[2 * s + 1] * exp2f(ml[2 * s] - M);
-  L = block128(L, 1, red);
-  // thread = (split lane sp, float4 column c4): splits sp, sp + SP, ...
-  const int D4 = (int)(D / 4), SP = 128 / D4, c4 = threadIdx.x % D4,
+  const float4 *ro = (const float4 *)(scratch + r0 * D);
+  const float *ml = scratch + batch * heads_q * nsg * D + 2 * r0;
+  // one pass, online: thread = (split lane sp, float4 column c4) takes
+  // splits sp, sp + SP, ..., 8 records in flight, its own (M, L, O)
+  const int D4 = (int)(D / 4), SP = MT / D4, c4 = threadIdx.x % D4,
             sp = threadIdx.x / D4;
+  float M = -INFINITY, L = 0.f;
   float4 O = make_float4(0.f, 0.f, 0.f, 0.f);
-  for (long s0 = sp; s0 < ns; s0 += 8L * SP) { // 8 loads in flight
+  for (long s0 = sp; s0 < ns; s0 += 8L * SP) { // s0 < ns: record s0 exists
+    float mv[8], lv[8];
     float4 v[8];
-    float w[8];
 #pragma unroll
     for (int u = 0; u < 8; u++) {
       const long s = s0 + (long)u * SP;
-      w[u] = s < ns ? exp2f(ml[2 * s] - M) : 0.f;
-      v[u] = s < ns ? *((const float4 *)(ro + s * D) + c4)
-                    : make_float4(0.f, 0.f, 0.f, 0.f);
+      const bool ok = s < ns;
+      mv[u] = ok ? ml[2 * s] : -INFINITY;
+      lv[u] = ok ? ml[2 * s + 1] : 0.f;
+      v[u] = ok ? ro[s * D4 + c4] : make_float4(0.f, 0.f, 0.f, 0.f);
     }
+    float mx = M;
+#pragma unroll
+    for (int u = 0; u < 8; u++)
+      mx = fmaxf(mx, mv[u]); // finite
+    const float c = exp2f(M - mx);
+    L *= c, O.x *= c, O.y *= c, O.z *= c, O.w *= c;
 #pragma unroll
     for (int u = 0; u < 8; u++) {
-      O.x += w[u] * v[u].x, O.y += w[u] * v[u].y;
-      O.z += w[u] * v[u].z, O.w += w[u] * v[u].w;
+      const float w = exp2f(mv[u] - mx); // a missing record: 0
+      L += w * lv[u];
+      O.x += w * v[u].x, O.y += w * v[u].y, O.z += w * v[u].z,
+          O.w += w * v[u].w;
     }
+    M = mx;
   }
-  part[threadIdx.x] = O;
+  pm[threadIdx.x] = M, pl[threadIdx.x] = L, po[threadIdx.x] = O;
   __syncthreads();
   if (threadIdx.x < D4) {
-    float4 t = part[threadIdx.x];
-    for (int k = 1; k < SP; k++) {
-      const float4 x = part[k * D4 + threadIdx.x];
-      t.x += x.x, t.y += x.y, t.z += x.z, t.w += x.w;
+    float Mx = -INFINITY, Lx = 0.f;
+    float4 t = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int k = 0; k < SP; k++)
+      Mx = fmaxf(Mx, pm[k * D4 + threadIdx.x]); // finite: lane 0 has split 0
+    for (int k = 0; k < SP; k++) {
+      const int i = k * D4 + threadIdx.x;
+      const float w = exp2f(pm[i] - Mx); // a lane without splits: 0
+      Lx += w * pl[i];
+      t.x += w * po[i].x, t.y += w * po[i].y, t.z += w * po[i].z,
+          t.w += w * po[i].w;
     }
-    const float il = 1.f / L;
+    const float il = 1.f / Lx;
     __nv_bfloat162 lo = __floats2bfloat162_rn(t.x * il, t.y * il),
                    hi = __floats2bfloat162_rn(t.z * il, t.w * il);
     *((__nv_bfloat162 *)oh + 2 * threadIdx.x) = lo;
