@@ -3,32 +3,36 @@
 // ksearch: concepts=split_kv_flash_decoding,tensor_core_mma,online_softmax,paged_gather,vector_loads_128,warp_shuffle_reduction,launch_bounds_occupancy
 // ksearch: param SPLIT_PAGES in 16,32,8,64
 // ksearch: param WARPS in 4,8,2
-// ksearch: param PIF in 1,2
+// ksearch: param PIPE in 0,1,2
 // ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, SPLIT_PAGES), batch) block=(32 * WARPS, 1, 1) scratch=(4 * batch * heads_q * cdiv(max_pages, SPLIT_PAGES) * (head_dim + 2))
 // ksearch: launch kernel=fd_merge grid=(heads_q, batch) block=(256, 1)
 //
 // CUDA template for tasks/decode_paged, family flash_decode (DESIGN.md:
 // Templates): flash-decoding whose inner loop runs on the tensor cores, so
-// the SMs issue few instructions per KV byte and stay memory-bound (the
-// split_kv family spends ~1600 warp instructions per 16-token page and kv
-// head on per-token softmax and shuffles; here ~200).
+// the SMs issue few instructions per KV byte and stay memory-bound (counted,
+// not measured: split_kv's per-token softmax and shuffles cost ~1600 warp
+// instructions per 16-token page and kv head at head_dim 128 and a group of
+// 4; here the loop body is 32 mma and ~330 other PTX instructions).
 // Pass 1 (fd_split): a block per (kv head, range of SPLIT_PAGES pages,
 // sequence); consecutive blocks are the kv heads of the same pages, so a
 // 32 KiB page is read by neighbours at about the same time. Each warp takes
-// whole pages of the range (warp w: pages w, w + WARPS, ...), PIF pages loaded
-// (16-byte loads, 16 per lane per page) before any is used; page ids come
+// whole pages of the range (warp w: pages w, w + WARPS, ...), 16 16-byte
+// loads per lane per page; PIPE 0 / 2 load 1 / 2 pages before using them,
+// PIPE 1 requests page k+1's K once S(k) is computed and its V once O has
+// absorbed V(k) (loads in flight during the math, at the price of holding
+// the next K: ~203 registers, 8 warps per SM instead of 12); page ids come
 // from one coalesced load per 32 pages and a shuffle. Per page, with the
 // GQA group's queries as rows of an m16n8k16 A operand (rows 0..G-1, G <= 8,
-// the rest zero) and head_dim permuted identically in Q and K (the dot
-// product does not care about order, so each lane's K words come from two
-// whole 64-byte runs): S = Q K^T in 2 x head_dim/16 mma; the S accumulator
-// already holds, per lane, the 4 scores that are its B fragment of
-// O^T = V^T P^T (no shuffle); P is split into bf16 hi + lo parts (two mma,
-// ~16-bit weights, so the result matches float32 softmax to ~1e-5); V^T's A
-// fragments are byte permutes of two tokens' 16-byte loads. Online softmax
-// in float32 (log2 domain), the max per page by 2 shuffles, the sums per
-// lane (reduced once at the end). Warps merge in shared memory; a sequence
-// of one range writes o directly, others write (o, m, l) records.
+// the rest zero; kept in shared memory) and head_dim permuted identically in
+// Q and K (a dot product does not care about order, so a K row is read as
+// 64-byte runs by its 4 lanes): S = Q K^T in 2 x head_dim/16 mma; the S
+// accumulator already holds, per lane, the 4 scores that are its B fragment
+// of O^T = V^T P^T (no shuffle); P is split into bf16 hi + lo parts (two
+// mma, ~16-bit weights, so the result matches float32 softmax to ~1e-5);
+// V^T's A fragments are byte permutes of two tokens' 16-byte loads. Online
+// softmax in float32 (log2 domain), the max per page by 2 shuffles, the sums
+// per lane (reduced once at the end). Warps merge in shared memory; a
+// sequence of one range writes o directly, others write (o, m, l) records.
 // Pass 2 (fd_merge): a block per (q head, sequence) merges the ranges:
 // M = max m_s, o = sum o_s 2^(m_s - M) / sum l_s 2^(m_s - M), one online
 // pass of float4 reads spread over split lanes, 8 records in flight each.
@@ -44,15 +48,19 @@
 #ifndef WARPS
 #define WARPS 4
 #endif
-#ifndef PIF
-#define PIF 1 /* pages in flight per warp (must divide 32) */
+#ifndef PIPE
+// 0 / 2: load 1 / 2 pages, then use them; 1: rotating K/V prefetch
+#define PIPE 0
 #endif
 #define PAGE 16
 #define MAXD 128
 #define LOG2E 1.4426950408889634f
-// registers: PIF 1 fits 12 warps per SM, PIF 2 8 (ptxas -v: no spills)
-#define MINB                                                                   \
-  (((PIF) == 1 ? 12 : 8) / (WARPS) > 0 ? ((PIF) == 1 ? 12 : 8) / (WARPS) : 1)
+// registers (ptxas -v, no spills): PIPE 0 ~144 fits 12 warps per SM; PIPE 1
+// holds the next K while using V (~203), PIPE 2 two pages (~251): 8 warps
+#ifndef MINW
+#define MINW ((PIPE) == 0 ? 12 : 8)
+#endif
+#define MINB (MINW / (WARPS) > 0 ? MINW / (WARPS) : 1)
 
 // d += a * b, m16n8k16, bf16 inputs, f32 accumulators
 __device__ __forceinline__ void mma16816(float *d, const uint32_t *a,
@@ -102,38 +110,115 @@ __device__ __forceinline__ long fd_pages(const int *seq_lens, long b,
 // row is chunk w/2's b0 (w even) or b1. V: tokens 2q, 2q+1, 2q+8, 2q+9,
 // head_dim/8 values each at d = 64u + 8g + e (head_dim 32: d = 4g + e), word
 // i of a token is tile i's rows g (low half) and g + 8 (high half).
-template <int D> struct Page {
-  uint4 k[2][D / 32];
-  uint32_t v[4][D / 16];
-};
-
+// one page's K / V words of the lane; base = the page's slot 0 at kv head
+// gk, hkd = heads_kv * head_dim (32-bit offsets inside a page: fewer
+// registers than 64-bit row indices)
 template <int D>
-__device__ __forceinline__ void
-load_page(Page<D> &pg, const __nv_bfloat16 *__restrict__ kc,
-          const __nv_bfloat16 *__restrict__ vc, long row0, long heads_kv, int g,
-          int q) {
+__device__ __forceinline__ void load_k(uint4 (&k)[2][D / 32],
+                                       const __nv_bfloat16 *__restrict__ base,
+                                       int hkd, int g, int q) {
 #pragma unroll
   for (int r = 0; r < 2; r++) {
-    const uint4 *kp = (const uint4 *)(kc + (row0 + (g + 8 * r) * heads_kv) * D);
+    const uint4 *kp = (const uint4 *)(base + (g + 8 * r) * hkd) + q;
 #pragma unroll
     for (int j = 0; j < D / 32; j++)
-      pg.k[r][j] = __ldg(kp + q + 4 * j);
+      k[r][j] = __ldg(kp + 4 * j);
   }
+}
+
+template <int D>
+__device__ __forceinline__ void load_v(uint32_t (&v)[4][D / 16],
+                                       const __nv_bfloat16 *__restrict__ base,
+                                       int hkd, int g, int q) {
 #pragma unroll
   for (int k = 0; k < 4; k++) {
     const int t = 2 * q + (k & 1) + 8 * (k >> 1);
-    const __nv_bfloat16 *vp = vc + (row0 + t * heads_kv) * D;
+    const __nv_bfloat16 *vp = base + t * hkd;
     if constexpr (D >= 64) {
 #pragma unroll
       for (int u = 0; u < D / 64; u++) {
         uint4 x = __ldg((const uint4 *)vp + 8 * u + g);
-        pg.v[k][4 * u] = x.x, pg.v[k][4 * u + 1] = x.y;
-        pg.v[k][4 * u + 2] = x.z, pg.v[k][4 * u + 3] = x.w;
+        v[k][4 * u] = x.x, v[k][4 * u + 1] = x.y;
+        v[k][4 * u + 2] = x.z, v[k][4 * u + 3] = x.w;
       }
     } else {
       uint2 x = __ldg((const uint2 *)vp + g);
-      pg.v[k][0] = x.x, pg.v[k][1] = x.y;
+      v[k][0] = x.x, v[k][1] = x.y;
     }
+  }
+}
+
+// S[h = g][t = 8n + 2q + i] of one page in sacc[n][i] (rows g + 8 unused):
+// Q rows as A (a0, a2 = the lane's words 2c, 2c+1, kept in shared memory:
+// 16 registers fewer for the loads in flight), K as B
+template <int D>
+__device__ __forceinline__ void score(const uint4 (&k)[2][D / 32],
+                                      const uint2 *qs, int lane,
+                                      float (&sacc)[2][4]) {
+#pragma unroll
+  for (int n = 0; n < 2; n++)
+    sacc[n][0] = sacc[n][1] = sacc[n][2] = sacc[n][3] = 0.f;
+#pragma unroll
+  for (int c = 0; c < D / 16; c++) {
+    const uint2 qw = qs[c * 32 + lane];
+    const uint32_t a[4] = {qw.x, 0u, qw.y, 0u};
+#pragma unroll
+    for (int n = 0; n < 2; n++) {
+      const uint4 &kw = k[n][c / 2];
+      const uint32_t bb[2] = {c % 2 ? kw.z : kw.x, c % 2 ? kw.w : kw.y};
+      mma16816(sacc[n], a, bb);
+    }
+  }
+}
+
+// one page's scores into the online softmax of head g (m, l in the log2
+// domain, l per lane) and its V into the O^T tiles acc (columns = heads 2q,
+// 2q+1); tok0 = the page's first token, slots at or past len are empty
+template <int D>
+__device__ __forceinline__ void
+absorb(const float (&sacc)[2][4], uint32_t (&v)[4][D / 16], long tok0, long len,
+       float sl2, int q, float &m, float &l, float (&acc)[D / 16][4]) {
+  const bool tail = tok0 + PAGE > len; // only the last page has empty slots
+  float x[4];
+#pragma unroll
+  for (int n = 0; n < 2; n++)
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+      const long t = tok0 + 8 * n + 2 * q + i;
+      x[2 * n + i] = tail && t >= len ? -INFINITY : sacc[n][i] * sl2;
+    }
+  if (tail) // empty slots' V (whatever they hold) must not reach 0 * V
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+      if (tok0 + 2 * q + (k & 1) + 8 * (k >> 1) >= len)
+#pragma unroll
+        for (int i = 0; i < D / 16; i++)
+          v[k][i] = 0u;
+  float mx = fmaxf(fmaxf(x[0], x[1]), fmaxf(x[2], x[3]));
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+  const float mn = fmaxf(m, mx); // finite: a page holds >= 1 token
+  const float corr = exp2f(m - mn);
+  m = mn;
+  float p[4];
+#pragma unroll
+  for (int i = 0; i < 4; i++)
+    p[i] = exp2f(x[i] - mn);
+  l = l * corr + ((p[0] + p[1]) + (p[2] + p[3]));
+  // B fragments of P^T: b0 = P[g][2q, 2q+1], b1 = P[g][2q+8, 2q+9]
+  uint32_t ph[2], plo[2];
+  split_bf16(p[0], p[1], ph[0], plo[0]);
+  split_bf16(p[2], p[3], ph[1], plo[1]);
+  // O^T columns are heads 2q, 2q+1: their corrections are lanes 8q, 8q+4's
+  const float c0 = __shfl_sync(0xffffffffu, corr, 8 * q),
+              c1 = __shfl_sync(0xffffffffu, corr, 8 * q + 4);
+#pragma unroll
+  for (int i = 0; i < D / 16; i++) {
+    acc[i][0] *= c0, acc[i][1] *= c1, acc[i][2] *= c0, acc[i][3] *= c1;
+    const uint32_t a[4] = {lo2(v[0][i], v[1][i]), hi2(v[0][i], v[1][i]),
+                           lo2(v[2][i], v[3][i]), hi2(v[2][i], v[3][i])};
+    mma16816(acc[i], a, ph);
+    mma16816(acc[i], a, plo);
   }
 }
 
@@ -143,13 +228,12 @@ template <int D> __device__ __forceinline__ int vdim(int i, int g) {
 }
 
 template <int D>
-__device__ void
-split_pass(const __nv_bfloat16 *__restrict__ qg,
-           const __nv_bfloat16 *__restrict__ kc,
-           const __nv_bfloat16 *__restrict__ vc,
-           const int *__restrict__ page_table, const int *__restrict__ seq_lens,
-           __nv_bfloat16 *__restrict__ o, long heads_q, long heads_kv,
-           long max_pages, float *__restrict__ scratch, float *smem) {
+__device__ void split_pass(
+    const __nv_bfloat16 *__restrict__ qg, const __nv_bfloat16 *__restrict__ kc,
+    const __nv_bfloat16 *__restrict__ vc, const int *__restrict__ page_table,
+    const int *__restrict__ seq_lens, __nv_bfloat16 *__restrict__ o,
+    long heads_q, long heads_kv, long max_pages, float *__restrict__ scratch,
+    float *smem, uint2 *qs) {
   constexpr int NC = D / 16; // k chunks of S = Q K^T, m tiles of O^T
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2,
             q = lane & 3;
@@ -165,19 +249,21 @@ split_pass(const __nv_bfloat16 *__restrict__ qg,
   int pids = p0 + warp + (long)lane * WARPS < pend
                  ? __ldg(pt + (long)lane * WARPS)
                  : 0;
-  // Q rows g < G as A fragments (rows g + 8 are zero): a0 = word 2c, a2 = 2c+1
-  uint32_t qa[NC][2];
+  // Q rows g < G as A fragments (rows g + 8 are zero), one copy per block:
+  // qs[c][lane] = (a0, a2) of chunk c
+  if (warp == 0)
 #pragma unroll
-  for (int j = 0; j < D / 32; j++) {
-    uint4 u = make_uint4(0, 0, 0, 0);
-    if (g < G)
-      u = __ldg((const uint4 *)(qg + (h0 + g) * D) + q + 4 * j);
-    qa[2 * j][0] = u.x, qa[2 * j][1] = u.y, qa[2 * j + 1][0] = u.z,
-           qa[2 * j + 1][1] = u.w;
-  }
+    for (int j = 0; j < D / 32; j++) {
+      uint4 u = make_uint4(0, 0, 0, 0);
+      if (g < G)
+        u = __ldg((const uint4 *)(qg + (h0 + g) * D) + q + 4 * j);
+      qs[(2 * j) * 32 + lane] = make_uint2(u.x, u.y);
+      qs[(2 * j + 1) * 32 + lane] = make_uint2(u.z, u.w);
+    }
   const long len = seq_lens[b], np = fd_pages(seq_lens, b, max_pages);
   if (p0 >= np)
-    return; // the merge reads only the ranges that hold tokens
+    return; // the merge reads only the ranges that hold tokens (block-uniform)
+  __syncthreads(); // qs
   const long p1 = p0 + SPLIT_PAGES < np ? p0 + SPLIT_PAGES : np;
   const long ns = (np + SPLIT_PAGES - 1) / SPLIT_PAGES;
   const float sl2 = LOG2E / sqrtf((float)D); // scores in the log2 domain
@@ -187,82 +273,64 @@ split_pass(const __nv_bfloat16 *__restrict__ qg,
     acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
 
   const long cnt = p1 - p0 > warp ? (p1 - p0 - warp + WARPS - 1) / WARPS : 0;
+  const int hkd = (int)(heads_kv * D); // elements per token slot (15 * hkd
+                                       // fits an int for any real model)
+  // first token and K/V row (token slot 0, kv head gk) of the warp's page k
+#define TOK0(k) ((p0 + warp + (k)*WARPS) * PAGE)
+#define ROW0(pid) (((long)(pid)*PAGE * heads_kv + gk) * D)
+#if PIPE == 1
+  // rotating: page k+1's K is requested as soon as S(k) has used K(k), its
+  // V once O absorbed V(k), so loads are in flight during the math
+  uint4 kb[2][D / 32];
+  uint32_t vb[4][D / 16];
+  if (cnt > 0) {
+    const long r = ROW0(__shfl_sync(0xffffffffu, pids, 0));
+    load_k<D>(kb, kc + r, hkd, g, q);
+    load_v<D>(vb, vc + r, hkd, g, q);
+  }
+  for (long k = 0; k < cnt; k++) { // warp-uniform
+    float sacc[2][4];
+    score<D>(kb, qs, lane, sacc);
+    const bool more = k + 1 < cnt;
+    long rn = 0;
+    if (more) {
+      if ((k + 1) % 32 == 0) // the next 32 page ids, one per lane
+        pids = k + 1 + lane < cnt ? __ldg(pt + (k + 1 + lane) * WARPS) : 0;
+      rn = ROW0(__shfl_sync(0xffffffffu, pids, (int)((k + 1) & 31)));
+      load_k<D>(kb, kc + rn, hkd, g, q);
+    }
+    absorb<D>(sacc, vb, TOK0(k), len, sl2, q, m, l, acc);
+    if (more)
+      load_v<D>(vb, vc + rn, hkd, g, q);
+  }
+#else
+  // PIPE 0 / 2: one / two pages loaded, then used
+  constexpr int PIF = PIPE > 1 ? PIPE : 1;
   for (long k0 = 0; k0 < cnt; k0 += PIF) { // warp-uniform
     if (k0 % 32 == 0 && k0 > 0)            // the next 32 page ids, one per lane
       pids = k0 + lane < cnt ? __ldg(pt + (k0 + lane) * WARPS) : 0;
-    Page<D> pg[PIF];
+    uint4 kb[PIF][2][D / 32];
+    uint32_t vb[PIF][4][D / 16];
 #pragma unroll
     for (int u = 0; u < PIF; u++) {
-      const int pid = __shfl_sync(0xffffffffu, pids, (int)((k0 + u) & 31));
-      if (k0 + u < cnt)
-        load_page<D>(pg[u], kc, vc, ((long)pid * PAGE) * heads_kv + gk,
-                     heads_kv, g, q);
+      const long r = ROW0(__shfl_sync(0xffffffffu, pids, (int)((k0 + u) & 31)));
+      if (k0 + u < cnt) {
+        load_k<D>(kb[u], kc + r, hkd, g, q);
+        load_v<D>(vb[u], vc + r, hkd, g, q);
+      }
     }
 #pragma unroll
     for (int u = 0; u < PIF; u++) {
       if (k0 + u >= cnt)
         break;
-      const long tok0 =
-          (p0 + warp + (k0 + u) * WARPS) * PAGE; // first token of the page
-      // S[h = g][t = 8n + 2q + i] in sacc[n][i] (rows g + 8 unused)
-      float sacc[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
-#pragma unroll
-      for (int c = 0; c < NC; c++) {
-        const uint32_t a[4] = {qa[c][0], 0u, qa[c][1], 0u};
-#pragma unroll
-        for (int n = 0; n < 2; n++) {
-          const uint4 &kw = pg[u].k[n][c / 2];
-          const uint32_t bb[2] = {c % 2 ? kw.z : kw.x, c % 2 ? kw.w : kw.y};
-          mma16816(sacc[n], a, bb);
-        }
-      }
-      const bool tail = tok0 + PAGE > len; // only the last page has empty slots
-      float x[4];
-#pragma unroll
-      for (int n = 0; n < 2; n++)
-#pragma unroll
-        for (int i = 0; i < 2; i++) {
-          const long t = tok0 + 8 * n + 2 * q + i;
-          x[2 * n + i] = tail && t >= len ? -INFINITY : sacc[n][i] * sl2;
-        }
-      if (tail) // empty slots' V (whatever they hold) must not reach 0 * V
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-          if (tok0 + 2 * q + (k & 1) + 8 * (k >> 1) >= len)
-#pragma unroll
-            for (int i = 0; i < D / 16; i++)
-              pg[u].v[k][i] = 0u;
-      float mx = fmaxf(fmaxf(x[0], x[1]), fmaxf(x[2], x[3]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float mn = fmaxf(m, mx); // finite: a page holds >= 1 token
-      const float corr = exp2f(m - mn);
-      m = mn;
-      float p[4];
-#pragma unroll
-      for (int i = 0; i < 4; i++)
-        p[i] = exp2f(x[i] - mn);
-      l = l * corr + ((p[0] + p[1]) + (p[2] + p[3]));
-      // B fragments of P^T: b0 = P[g][2q, 2q+1], b1 = P[g][2q+8, 2q+9]
-      uint32_t ph[2], plo[2];
-      split_bf16(p[0], p[1], ph[0], plo[0]);
-      split_bf16(p[2], p[3], ph[1], plo[1]);
-      // O^T columns are heads 2q, 2q+1: their corrections live in lanes 8q,
-      // 8q+4
-      const float c0 = __shfl_sync(0xffffffffu, corr, 8 * q),
-                  c1 = __shfl_sync(0xffffffffu, corr, 8 * q + 4);
-#pragma unroll
-      for (int i = 0; i < NC; i++) {
-        acc[i][0] *= c0, acc[i][1] *= c1, acc[i][2] *= c0, acc[i][3] *= c1;
-        const uint32_t a[4] = {lo2(pg[u].v[0][i], pg[u].v[1][i]),
-                               hi2(pg[u].v[0][i], pg[u].v[1][i]),
-                               lo2(pg[u].v[2][i], pg[u].v[3][i]),
-                               hi2(pg[u].v[2][i], pg[u].v[3][i])};
-        mma16816(acc[i], a, ph);
-        mma16816(acc[i], a, plo);
-      }
+      float sacc[2][4];
+      score<D>(kb[u], qs, lane, sacc);
+      absorb<D>(sacc, vb[u], TOK0(k0 + u), len, sl2, q, m, l, acc);
     }
   }
+#endif
+#undef TOK0
+#undef ROW0
   l += __shfl_xor_sync(0xffffffffu, l, 1);
   l += __shfl_xor_sync(0xffffffffu, l, 2);
 
@@ -313,20 +381,21 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
              long num_pages, long max_pages, float *scratch) {
   (void)batch, (void)num_pages;
   __shared__ __align__(16) float red[WARPS * 8 * (MAXD + 2)];
+  __shared__ __align__(16) uint2 qs[MAXD / 16 * 32];
   if (!fd_supported(heads_q, heads_kv, head_dim))
     return; // fd_merge's exact path answers these
   switch (head_dim) {
   case 128:
     split_pass<128>(q, k_cache, v_cache, page_table, seq_lens, o, heads_q,
-                    heads_kv, max_pages, scratch, red);
+                    heads_kv, max_pages, scratch, red, qs);
     break;
   case 64:
     split_pass<64>(q, k_cache, v_cache, page_table, seq_lens, o, heads_q,
-                   heads_kv, max_pages, scratch, red);
+                   heads_kv, max_pages, scratch, red, qs);
     break;
   default:
     split_pass<32>(q, k_cache, v_cache, page_table, seq_lens, o, heads_q,
-                   heads_kv, max_pages, scratch, red);
+                   heads_kv, max_pages, scratch, red, qs);
     break;
   }
 }
