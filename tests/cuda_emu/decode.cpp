@@ -48,10 +48,11 @@ int main(int argc, char **argv) {
            fd_split(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),
                     o.data(), B, Hq, Hk, D, P, MP, scratch.data());
          });
-  launch(dim3{(unsigned)Hq, (unsigned)B, 1}, dim3{256, 1, 1}, 0, [&] {
-    fd_merge(q.data(), kc.data(), vc.data(), pt.data(), lens.data(), o.data(),
-             B, Hq, Hk, D, P, MP, scratch.data());
-  });
+  launch(dim3{(unsigned)Hq, (unsigned)B, (unsigned)((D + 31) / 32)},
+         dim3{256, 1, 1}, 0, [&] {
+           fd_merge(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),
+                    o.data(), B, Hq, Hk, D, P, MP, scratch.data());
+         });
 #elif defined(GROUP)
   launch(dim3{(unsigned)Hk, (unsigned)B, 1}, dim3{32 * WARPS, 1, 1}, 0, [&] {
     decode_paged(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),

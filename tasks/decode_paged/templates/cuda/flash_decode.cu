@@ -5,7 +5,7 @@
 // ksearch: param WARPS in 4,8,2
 // ksearch: param PIPE in 0,1,2
 // ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, SPLIT_PAGES), batch) block=(32 * WARPS, 1, 1) scratch=(4 * batch * heads_q * cdiv(max_pages, SPLIT_PAGES) * (head_dim + 2))
-// ksearch: launch kernel=fd_merge grid=(heads_q, batch) block=(256, 1)
+// ksearch: launch kernel=fd_merge grid=(heads_q, batch, cdiv(head_dim, 32)) block=(256, 1, 1)
 //
 // CUDA template for tasks/decode_paged, family flash_decode (DESIGN.md:
 // Templates): flash-decoding whose inner loop runs on the tensor cores, so
@@ -33,7 +33,7 @@
 // softmax in float32 (log2 domain), the max per page by 2 shuffles, the sums
 // per lane (reduced once at the end). Warps merge in shared memory; a
 // sequence of one range writes o directly, others write (o, m, l) records.
-// Pass 2 (fd_merge): a block per (q head, sequence) merges the ranges:
+// Pass 2 (fd_merge): a block per (q head, sequence, 32 columns) merges:
 // M = max m_s, o = sum o_s 2^(m_s - M) / sum l_s 2^(m_s - M), one online
 // pass of float4 reads spread over split lanes, 8 records in flight each.
 // Shapes without an instance (head_dim not 32/64/128, GQA group above 8)
@@ -460,6 +460,8 @@ extern "C" __global__ void __launch_bounds__(MT)
   const long h = blockIdx.x, b = blockIdx.y, D = head_dim;
   __nv_bfloat16 *oh = o + (b * heads_q + h) * D;
   if (!fd_supported(heads_q, heads_kv, head_dim)) {
+    if (blockIdx.z > 0)
+      return; // block z = 0 answers the whole row
     long len = seq_lens[b];
     len = len < max_pages * PAGE ? len : max_pages * PAGE;
     const long G = heads_q / heads_kv; // the task: heads_kv divides heads_q
@@ -474,17 +476,20 @@ extern "C" __global__ void __launch_bounds__(MT)
   if (ns == 1)
     return;      // pass 1 wrote o
   if (ns == 0) { // no token: no softmax, the output is 0
-    for (long d = threadIdx.x; d < D; d += MT)
+    for (long d = 32 * blockIdx.z + threadIdx.x; d < 32 * blockIdx.z + 32;
+         d += MT)
       oh[d] = __float2bfloat16_rn(0.f);
     return;
   }
   const long r0 = (b * heads_q + h) * nsg;
   const float4 *ro = (const float4 *)(scratch + r0 * D);
   const float *ml = scratch + batch * heads_q * nsg * D + 2 * r0;
-  // one pass, online: thread = (split lane sp, float4 column c4) takes
-  // splits sp, sp + SP, ..., 8 records in flight, its own (M, L, O)
-  const int D4 = (int)(D / 4), SP = MT / D4, c4 = threadIdx.x % D4,
-            sp = threadIdx.x / D4;
+  // block z: columns [32z, 32z + 32) (more blocks when a sequence has many
+  // ranges and few heads); one pass, online: thread = (split lane sp,
+  // float4 column c4) takes splits sp, sp + SP, ..., 8 records in flight,
+  // its own (M, L, O)
+  const int D4 = (int)(D / 4), SP = MT / 8,
+            c4 = 8 * blockIdx.z + threadIdx.x % 8, sp = threadIdx.x / 8;
   float M = -INFINITY, L = 0.f;
   float4 O = make_float4(0.f, 0.f, 0.f, 0.f);
   for (long s0 = sp; s0 < ns; s0 += 8L * SP) { // s0 < ns: record s0 exists
@@ -515,13 +520,13 @@ extern "C" __global__ void __launch_bounds__(MT)
   }
   pm[threadIdx.x] = M, pl[threadIdx.x] = L, po[threadIdx.x] = O;
   __syncthreads();
-  if (threadIdx.x < D4) {
+  if (threadIdx.x < 8) {
     float Mx = -INFINITY, Lx = 0.f;
     float4 t = make_float4(0.f, 0.f, 0.f, 0.f);
     for (int k = 0; k < SP; k++)
-      Mx = fmaxf(Mx, pm[k * D4 + threadIdx.x]); // finite: lane 0 has split 0
+      Mx = fmaxf(Mx, pm[k * 8 + threadIdx.x]); // finite: lane 0 has split 0
     for (int k = 0; k < SP; k++) {
-      const int i = k * D4 + threadIdx.x;
+      const int i = k * 8 + threadIdx.x;
       const float w = exp2f(pm[i] - Mx); // a lane without splits: 0
       Lx += w * pl[i];
       t.x += w * po[i].x, t.y += w * po[i].y, t.z += w * po[i].z,
@@ -530,7 +535,7 @@ extern "C" __global__ void __launch_bounds__(MT)
     const float il = 1.f / Lx;
     __nv_bfloat162 lo = __floats2bfloat162_rn(t.x * il, t.y * il),
                    hi = __floats2bfloat162_rn(t.z * il, t.w * il);
-    *((__nv_bfloat162 *)oh + 2 * threadIdx.x) = lo;
-    *((__nv_bfloat162 *)oh + 2 * threadIdx.x + 1) = hi;
+    *((__nv_bfloat162 *)oh + 2 * c4) = lo;
+    *((__nv_bfloat162 *)oh + 2 * c4 + 1) = hi;
   }
 }
