@@ -48,7 +48,9 @@ int main(int argc, char **argv) {
            fd_split(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),
                     o.data(), B, Hq, Hk, D, P, MP, scratch.data());
          });
-  launch(dim3{(unsigned)Hq, (unsigned)B, (unsigned)((D + 31) / 32)},
+  long nsg = (MP + SPLIT_PAGES - 1) / SPLIT_PAGES; // the launch line's z
+  launch(dim3{(unsigned)Hq, (unsigned)B,
+              (unsigned)(1 + ((D + 31) / 32 - 1) * std::min(1L, nsg / 64))},
          dim3{256, 1, 1}, 0, [&] {
            fd_merge(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),
                     o.data(), B, Hq, Hk, D, P, MP, scratch.data());

@@ -5,7 +5,7 @@
 // ksearch: param WARPS in 4,8,2
 // ksearch: param PIPE in 0,1,2
 // ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, SPLIT_PAGES), batch) block=(32 * WARPS, 1, 1) scratch=(4 * batch * heads_q * cdiv(max_pages, SPLIT_PAGES) * (head_dim + 2))
-// ksearch: launch kernel=fd_merge grid=(heads_q, batch, cdiv(head_dim, 32)) block=(256, 1, 1)
+// ksearch: launch kernel=fd_merge grid=(heads_q, batch, 1 + (cdiv(head_dim, 32) - 1) * min(1, floor(cdiv(max_pages, SPLIT_PAGES) / 64))) block=(256, 1, 1)
 //
 // CUDA template for tasks/decode_paged, family flash_decode (DESIGN.md:
 // Templates): flash-decoding whose inner loop runs on the tensor cores, so
@@ -33,7 +33,7 @@
 // softmax in float32 (log2 domain), the max per page by 2 shuffles, the sums
 // per lane (reduced once at the end). Warps merge in shared memory; a
 // sequence of one range writes o directly, others write (o, m, l) records.
-// Pass 2 (fd_merge): a block per (q head, sequence, 32 columns) merges:
+// Pass 2 (fd_merge): a block per (q head, sequence[, 32 columns]) merges:
 // M = max m_s, o = sum o_s 2^(m_s - M) / sum l_s 2^(m_s - M), one online
 // pass of float4 reads spread over split lanes, 8 records in flight each.
 // Shapes without an instance (head_dim not 32/64/128, GQA group above 8)
@@ -476,20 +476,22 @@ extern "C" __global__ void __launch_bounds__(MT)
   if (ns == 1)
     return;      // pass 1 wrote o
   if (ns == 0) { // no token: no softmax, the output is 0
-    for (long d = 32 * blockIdx.z + threadIdx.x; d < 32 * blockIdx.z + 32;
-         d += MT)
-      oh[d] = __float2bfloat16_rn(0.f);
+    if (blockIdx.z == 0)
+      for (long d = threadIdx.x; d < D; d += MT)
+        oh[d] = __float2bfloat16_rn(0.f);
     return;
   }
   const long r0 = (b * heads_q + h) * nsg;
   const float4 *ro = (const float4 *)(scratch + r0 * D);
   const float *ml = scratch + batch * heads_q * nsg * D + 2 * r0;
-  // block z: columns [32z, 32z + 32) (more blocks when a sequence has many
-  // ranges and few heads); one pass, online: thread = (split lane sp,
-  // float4 column c4) takes splits sp, sp + SP, ..., 8 records in flight,
-  // its own (M, L, O)
-  const int D4 = (int)(D / 4), SP = MT / 8,
-            c4 = 8 * blockIdx.z + threadIdx.x % 8, sp = threadIdx.x / 8;
+  // gridDim.z = 1 (a block per row) or head_dim / 32 (32 columns each, when
+  // a row has 64 ranges or more: one round of loads instead of several);
+  // one pass, online: thread = (split lane sp, float4 column c4) takes
+  // splits sp, sp + SP, ..., 8 records in flight, its own (M, L, O)
+  const int D4 = (int)(D / 4), C4 = D4 / (int)gridDim.z, SP = MT / C4,
+            c4 = C4 * blockIdx.z + threadIdx.x % C4, sp = threadIdx.x / C4;
+  if (C4 * (int)gridDim.z != D4 || MT % C4 != 0)
+    __trap(); // the launch line and this kernel disagree
   float M = -INFINITY, L = 0.f;
   float4 O = make_float4(0.f, 0.f, 0.f, 0.f);
   for (long s0 = sp; s0 < ns; s0 += 8L * SP) { // s0 < ns: record s0 exists
@@ -520,13 +522,13 @@ extern "C" __global__ void __launch_bounds__(MT)
   }
   pm[threadIdx.x] = M, pl[threadIdx.x] = L, po[threadIdx.x] = O;
   __syncthreads();
-  if (threadIdx.x < 8) {
+  if (threadIdx.x < C4) {
     float Mx = -INFINITY, Lx = 0.f;
     float4 t = make_float4(0.f, 0.f, 0.f, 0.f);
     for (int k = 0; k < SP; k++)
-      Mx = fmaxf(Mx, pm[k * 8 + threadIdx.x]); // finite: lane 0 has split 0
+      Mx = fmaxf(Mx, pm[k * C4 + threadIdx.x]); // finite: lane 0 has split 0
     for (int k = 0; k < SP; k++) {
-      const int i = k * 8 + threadIdx.x;
+      const int i = k * C4 + threadIdx.x;
       const float w = exp2f(pm[i] - Mx); // a lane without splits: 0
       Lx += w * pl[i];
       t.x += w * po[i].x, t.y += w * po[i].y, t.z += w * po[i].z,
