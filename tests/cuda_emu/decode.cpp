@@ -1,8 +1,8 @@
 // decode.cpp — CPU-emulation check of a decode_paged CUDA kernel
 // (tests/cuda_emu/run.sh): a shuffled page table, lengths within the last page
 // (argument 6 overrides row 0's, e.g. 1 token), against a double reference.
-// Geometry: SPLIT (two launches, NaN-filled scratch), GROUP, HPW or the
-// baseline. Args: batch heads_q heads_kv head_dim max_pages [len0].
+// Geometry: SPLIT or FLASH (two launches, NaN-filled scratch), GROUP, HPW or
+// the baseline. Args: batch heads_q heads_kv head_dim max_pages [len0].
 #include KFILE
 #include <algorithm>
 #include <random>
@@ -41,6 +41,20 @@ int main(int argc, char **argv) {
     decode_merge(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),
                  o.data(), B, Hq, Hk, D, P, MP, scratch.data());
   });
+#elif defined(FLASH)
+  launch(dim3{(unsigned)Hk, (unsigned)((MP + SPLIT_PAGES - 1) / SPLIT_PAGES),
+              (unsigned)B},
+         dim3{32 * WARPS, 1, 1}, 0, [&] {
+           fd_split(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),
+                    o.data(), B, Hq, Hk, D, P, MP, scratch.data());
+         });
+  long nsg = (MP + SPLIT_PAGES - 1) / SPLIT_PAGES; // the launch line's z
+  launch(dim3{(unsigned)Hq, (unsigned)B,
+              (unsigned)(1 + ((D + 31) / 32 - 1) * std::min(1L, nsg / 64))},
+         dim3{256, 1, 1}, 0, [&] {
+           fd_merge(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),
+                    o.data(), B, Hq, Hk, D, P, MP, scratch.data());
+         });
 #elif defined(GROUP)
   launch(dim3{(unsigned)Hk, (unsigned)B, 1}, dim3{32 * WARPS, 1, 1}, 0, [&] {
     decode_paged(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),

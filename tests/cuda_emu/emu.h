@@ -111,9 +111,13 @@ struct float2 {
 struct float4 {
   float x, y, z, w;
 };
+struct uint2 {
+  uint32_t x, y;
+};
 struct uint4 {
   uint32_t x, y, z, w;
 };
+inline uint2 make_uint2(uint32_t a, uint32_t b) { return {a, b}; }
 inline uint4 make_uint4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
   return {a, b, c, d};
 }

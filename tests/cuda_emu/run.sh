@@ -3,7 +3,8 @@
 # CPU emulation of CUDA (emu.h): each case turns a kernel file into C++
 # (xform.py), builds it with its harness (g++ -std=c++20) and compares the
 # outputs with a double-precision reference at odd sizes (partial tiles,
-# unaligned n, GQA, one-token sequences, E = 256, repeated fused launches).
+# unaligned n, GQA groups of 1 to 8 and 3, a head_dim without an instance,
+# one-token sequences, E = 256, repeated fused launches).
 # Catches wrong fragment layouts, masks, gathers, tie-breaks and pipeline
 # waits without a GPU; the GPU run (bench/gpu/kernels16.sh) covers the rest.
 # Needs g++ with C++20 (<barrier>); skipped with the reason otherwise.
@@ -35,6 +36,18 @@ cases=(
   "attention|attention_prefill/baseline/cuda.cu|BASE||1 2 1 40 64"
   "decode|decode_paged/templates/cuda/split_kv.cu|SPLIT|SPLIT_TOK=128 WARPS=4 UNROLL=2|3 8 2 128 20"
   "decode|decode_paged/templates/cuda/split_kv.cu|SPLIT|SPLIT_TOK=256 WARPS=2 UNROLL=4 GMAX=8|2 8 1 64 9 1"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=8 WARPS=4 PIPE=1|3 8 2 128 20"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=4 WARPS=2 PIPE=2|3 2 1 32 7 17"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=8 WARPS=2 PIPE=1|2 6 2 64 9 1"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH||2 8 1 128 5"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH||3 6 2 48 3"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH||2 8 2 128 40"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=8 WARPS=8 PIPE=1|2 16 2 128 20 7"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=3 WARPS=2 PIPE=2|3 3 3 32 10 1"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=128 WARPS=2 PIPE=1|1 4 1 64 140 2000"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=1 WARPS=2|1 2 1 32 300"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=1 WARPS=2|1 4 1 128 70"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=1 WARPS=2 PIPE=1|2 2 2 64 66 3"
   "decode|decode_paged/templates/cuda/group_per_block.cu|GROUP|WARPS=4 UNROLL=2|3 8 2 128 5"
   "decode|decode_paged/templates/cuda/group_per_block.cu|GROUP|WARPS=2 UNROLL=4|2 2 1 32 3 1"
   "decode|decode_paged/templates/cuda/head_per_warp.cu|HPW|WARPS=2 UNROLL=2|3 4 4 32 2"
