@@ -7,7 +7,8 @@
 # (minimum) per shape, x the naive baseline (baseline_speedup), x bc_shared, and for
 # b1 d1536 L1024 x torch's per-step loop (TORCH_MS, default 54.7 ms, the
 # 2026-12-03c anchor). warp_scan's defaults are also checked on every
-# workload of the task (the small odd CI shapes too, --no-timing).
+# workload of the task (the small odd CI shapes too, --no-timing), CPW=2
+# NU=4 on the small ones.
 #   bench/gpu/scan_cmp.sh [OUTDIR]   (from the repo root; ~1-2 minutes)
 set -u
 out=${1:-/tmp/scan_cmp}
@@ -24,6 +25,11 @@ ev() { # NAME FILE [--param K=V...]
 }
 "$ks" eval selective_scan $t/templates/cuda/warp_scan.cu --backend cuda --json \
   -q --seeds 1 --no-timing >"$out/all_workloads.json" 2>"$out/all_workloads.err"
+small=$(python3 -c 'import json; t = json.load(open("tasks/selective_scan/task.json"))
+print(",".join(str(i) for i, w in enumerate(t["workloads"]) if "device" not in w))')
+"$ks" eval selective_scan $t/templates/cuda/warp_scan.cu --backend cuda --json \
+  -q --seeds 1 --no-timing --workloads "$small" --param CPW=2 --param NU=4 \
+  >"$out/small_CPW2.json" 2>"$out/small_CPW2.err"
 ev baseline $t/baseline/cuda.cu
 ev bc_shared_EXP1 $t/templates/cuda/bc_shared.cu --param EXP=1
 ev chunked_prefix_NCH16 $t/templates/cuda/chunked_prefix.cu --param NCH=16
@@ -31,8 +37,9 @@ ev warp_scan $t/templates/cuda/warp_scan.cu
 ev warp_scan_I8 $t/templates/cuda/warp_scan.cu --param ITEMS=8
 ev warp_scan_NU4 $t/templates/cuda/warp_scan.cu --param NU=4
 ev warp_scan_W8 $t/templates/cuda/warp_scan.cu --param WARPS=8
-ev warp_scan_I8_W8_NU4 $t/templates/cuda/warp_scan.cu --param ITEMS=8 \
-  --param WARPS=8 --param NU=4
+ev warp_scan_CPW2 $t/templates/cuda/warp_scan.cu --param CPW=2
+ev warp_scan_CPW2_NU4_W2 $t/templates/cuda/warp_scan.cu --param CPW=2 \
+  --param NU=4 --param WARPS=2
 OUT=$out TORCH_MS=${TORCH_MS:-54.7} python3 - <<'EOF'
 import json, os
 out = os.environ["OUT"]
@@ -43,14 +50,16 @@ def load(n):
     except Exception as e:
         err = open(f"{out}/{n}.err").read()[-300:] if os.path.exists(f"{out}/{n}.err") else ""
         return {"status": "no JSON", "error": f"{e} {err}"}
-a = load("all_workloads")
-print("warp_scan defaults, every workload of the task (correctness):",
-      a.get("status"), (a.get("error") or "")[:300])
-for w in a.get("workloads", []):
-    print("   ", w["axes"], "correct" if w.get("correct") else "WRONG",
-          "max_abs_err %.3g max_rel_err %.3g" % (w.get("max_abs_err", -1), w.get("max_rel_err", -1)))
+for n, what in [("all_workloads", "warp_scan defaults, every workload of the task"),
+                ("small_CPW2", "warp_scan CPW=2 NU=4, the task's CPU-sized workloads")]:
+    a = load(n)
+    print(what, "(correctness):", a.get("status"), (a.get("error") or "")[:300])
+    for w in a.get("workloads", []):
+        print("   ", w["axes"], "correct" if w.get("correct") else "WRONG",
+              "max_abs_err %.3g max_rel_err %.3g" % (w.get("max_abs_err", -1), w.get("max_rel_err", -1)))
 names = ["baseline", "bc_shared_EXP1", "chunked_prefix_NCH16", "warp_scan",
-         "warp_scan_I8", "warp_scan_NU4", "warp_scan_W8", "warp_scan_I8_W8_NU4"]
+         "warp_scan_I8", "warp_scan_NU4", "warp_scan_W8", "warp_scan_CPW2",
+         "warp_scan_CPW2_NU4_W2"]
 res = {n: load(n) for n in names}
 def shapes(d):
     r = {}

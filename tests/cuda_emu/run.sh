@@ -50,6 +50,8 @@ cases=(
   "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN|ITEMS=16 WARPS=8 NU=4|3 7 257 0"
   "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN||2 3 1"
   "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN||1 6 1100"
+  "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN|ITEMS=8 WARPS=4 NU=4 CPW=2|2 9 1000"
+  "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN|ITEMS=16 WARPS=2 CPW=2|1 5 4097"
   "scan|selective_scan/baseline/cuda.cu|BASE||2 3 300"
 )
 i=0

@@ -2,9 +2,9 @@
 // (tests/cuda_emu/run.sh): inputs drawn as tasks/selective_scan/task.json
 // draws them, the output NaN-filled first, compared with a double port of
 // the task's reference.c at the task's fp32 tolerance (atol 2e-5, rtol
-// 1e-4). Geometry: WSCAN (warp_scan: WARPS channels per block, dynamic
-// shared memory for B and C) or the baseline. Args: batch dim seqlen
-// [delta_softplus, default 1].
+// 1e-4). Geometry: WSCAN (warp_scan: WARPS warps of CPW channels per
+// block, dynamic shared memory for B and C) or the baseline. Args: batch dim
+// seqlen [delta_softplus, default 1].
 #include KFILE
 #include <random>
 static void reference(const std::vector<float> &u, const std::vector<float> &dl,
@@ -61,11 +61,14 @@ int main(int argc, char **argv) {
     for (auto &x : dl)
       x = (x + 2.5f) / 3.f;
 #ifdef WSCAN
-  launch(dim3{(unsigned)((nd + WARPS - 1) / WARPS), (unsigned)nb, 1},
-         dim3{32 * WARPS, 1, 1}, 2 * 16 * 32 * ITEMS * 4, [&] {
-           selective_scan(u.data(), dl.data(), A.data(), B.data(), C.data(),
-                          D.data(), z.data(), o.data(), nb, nd, L, sp);
-         });
+  // the template's launch line: IT is its steps per lane (ITEMS, fewer
+  // with CPW channels per warp)
+  launch(
+      dim3{(unsigned)((nd + WARPS * CPW - 1) / (WARPS * CPW)), (unsigned)nb, 1},
+      dim3{32 * WARPS, 1, 1}, 2 * 16 * 32 * IT * 4, [&] {
+        selective_scan(u.data(), dl.data(), A.data(), B.data(), C.data(),
+                       D.data(), z.data(), o.data(), nb, nd, L, sp);
+      });
 #else
   launch(dim3{(unsigned)((nb * nd + 127) / 128), 1, 1}, dim3{128, 1, 1}, 0,
          [&] {
