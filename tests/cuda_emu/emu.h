@@ -105,6 +105,11 @@ inline unsigned atomicAdd(unsigned *p, unsigned v) {
   return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
 }
 inline float __expf(float x) { return expf(x); }
+// ex2.approx.ftz.f32: 2^x with subnormal results flushed to zero
+inline float ex2(float x) {
+  float y = exp2f(x);
+  return y < 1.17549435e-38f ? 0.f : y;
+}
 struct float2 {
   float x, y;
 };

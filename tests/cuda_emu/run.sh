@@ -4,7 +4,9 @@
 # (xform.py), builds it with its harness (g++ -std=c++20) and compares the
 # outputs with a double-precision reference at odd sizes (partial tiles,
 # unaligned n, GQA groups of 1 to 8 and 3, a head_dim without an instance,
-# one-token sequences, E = 256, repeated fused launches).
+# one-token sequences, E = 256, repeated fused launches; the selective_scan
+# warp_scan template: odd seqlen, windows carried over, partial blocks,
+# delta_softplus 0).
 # Catches wrong fragment layouts, masks, gathers, tie-breaks and pipeline
 # waits without a GPU; the GPU run (bench/gpu/kernels16.sh) covers the rest.
 # Needs g++ with C++20 (<barrier>); skipped with the reason otherwise.
@@ -56,6 +58,14 @@ cases=(
   "routing|moe_routing/templates/cuda/block_sort.cu|BSORT|ROWS=32 WARPS=4|100 64 8"
   "routing|moe_routing/templates/cuda/thread_select.cu|TSEL|THREADS=64|50 3 3"
   "routing|moe_routing/baseline/cuda.cu|BASE||70 16 4"
+  "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN|ITEMS=16 WARPS=4 NU=1|1 5 4097"
+  "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN|ITEMS=8 WARPS=2 NU=4|2 9 1000"
+  "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN|ITEMS=16 WARPS=8 NU=4|3 7 257 0"
+  "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN||2 3 1"
+  "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN||1 6 1100"
+  "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN|ITEMS=8 WARPS=4 NU=4 CPW=2|2 9 1000"
+  "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN|ITEMS=16 WARPS=2 CPW=2|1 5 4097"
+  "scan|selective_scan/baseline/cuda.cu|BASE||2 3 300"
 )
 i=0
 for c in "${cases[@]}"; do
