@@ -6,30 +6,33 @@
 #      the element-load and masked-store paths on the device), checked
 #      against the C reference (the 8192^3 one takes ~40 s, cached in
 #      KSEARCH_CACHE_DIR) and timed by `ksearch eval --backend cuda`;
-#   2. a few parameter variants at 4096^3 and 8192^3 (VARIANTS, `;`-separated
+#   2. the producer/consumer path (WS=1) on every workload too, then a few
+#      parameter variants at 4096^3 and 8192^3 (VARIANTS, `;`-separated
 #      lists of K=V);
 #   3. torch.matmul (cuBLAS) at the same two sizes, timed like ksearch
 #      (L2 flushed, CUDA events, minimum of 15);
 #   4. one table: correctness, time, TFLOP/s and the ratio to cuBLAS (the
 #      goal is 0.8 at 4096^3 and 8192^3), also in OUTDIR/wgmma16.txt.
-# About 2-3 minutes. Usage: bench/gpu/wgmma16.sh [OUTDIR]
+# About 3 minutes. Usage: bench/gpu/wgmma16.sh [OUTDIR]
 set -u
 out=${1:-/tmp/wgmma16}
 mkdir -p "$out"
 ks=${KSEARCH:-./build/ksearch}
 export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-/tmp/kscache-gpu16}
 f=${KERNEL:-tasks/gemm_bf16/templates/cuda/wgmma_pipeline.cu}
-IFS=';' read -r -a variants <<<"${VARIANTS:-TILE_N=128;TILE_M=256 TILE_N=128;STAGES=3;GROUP_M=16}"
+IFS=';' read -r -a variants <<<"${VARIANTS:-WS=1 TILE_M=256 TILE_N=128;WS=1 TILE_N=128 STAGES=6;WS=1 GROUP_M=16;TILE_M=256 TILE_N=128;TILE_N=128;STAGES=3}"
 evalk() { # name workloads params...
   local name=$1 wls=$2
   shift 2
   local ps=()
   for p in "$@"; do ps+=(--param "$p"); done
   timeout 300 "$ks" eval gemm_bf16 "$f" --backend cuda --workloads "$wls" "${ps[@]}" --json -q \
-    --seeds 1 --min-time 0.05 --min-reps 5 --timeout 150 >"$out/$name.json" 2>"$out/$name.err"
+    --seeds 1 --min-time 0.05 --min-reps 5 --timeout 100 >"$out/$name.json" 2>"$out/$name.err"
   echo "eval $name: exit $?"
 }
 evalk default 0,1,2,3,4,5,6,7,8,9
+evalk ws 0,1,2,3,4,5,6,7,8,9 WS=1
+echo "WS=1" >"$out/ws.params"
 i=0
 for v in "${variants[@]}"; do
   i=$((i + 1))
@@ -65,7 +68,7 @@ except Exception:
     torch = {}
 for s, t in sorted(torch.items()):
     print(f"cuBLAS {s}^3: {t/1e6:.3f} ms  {2*int(s)**3/t/1e3:.0f} TFLOP/s")
-names = ["default"] + sorted((os.path.basename(p)[:-5] for p in glob.glob(f"{out}/v*.json")), key=lambda x: int(x[1:]))
+names = ["default", "ws"] + sorted((os.path.basename(p)[:-5] for p in glob.glob(f"{out}/v*.json")), key=lambda x: int(x[1:]))
 for name in names:
     p = f"{out}/{name}.params"
     params = open(p).read().strip() if os.path.exists(p) else "defaults"

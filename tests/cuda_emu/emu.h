@@ -367,6 +367,60 @@ template <int N> inline void wg_wait() {
     t_wg_groups.erase(t_wg_groups.begin());
   }
 }
+// --- mbarriers (sm_90 producer/consumer pipelines) ---
+// One state per shared address (a block's mbar_init resets it): arrivals
+// still pending in the current phase, the count, the phase's parity.
+// try_wait.parity(P) is true once the phase of parity P completed, so a
+// fresh barrier reports parity 1 done. cp_mbar_arrive
+// (cp.async.mbarrier.arrive.noinc) lands this thread's copies, then arrives.
+#include <mutex>
+#include <unordered_map>
+struct MbarState {
+  int pending, count, phase;
+};
+inline std::mutex g_mbar_mu;
+inline std::unordered_map<uint32_t, MbarState> g_mbar;
+inline void mbar_init(uint32_t bar, int count) {
+  std::lock_guard<std::mutex> g(g_mbar_mu);
+  g_mbar[bar] = {count, count, 0};
+}
+inline void mbar_arrive(uint32_t bar) {
+  std::lock_guard<std::mutex> g(g_mbar_mu);
+  auto it = g_mbar.find(bar);
+  if (it == g_mbar.end()) {
+    fprintf(stderr, "arrive on an uninitialized mbarrier at 0x%x\n", bar);
+    abort();
+  }
+  if (--it->second.pending == 0) {
+    it->second.pending = it->second.count;
+    it->second.phase ^= 1;
+  }
+}
+inline void cp_mbar_arrive(uint32_t bar) {
+  for (auto &grp : t_cp_groups)
+    for (auto &op : grp)
+      memcpy(op.dst, op.data, 16);
+  t_cp_groups.clear();
+  for (auto &op : t_cp_open)
+    memcpy(op.dst, op.data, 16);
+  t_cp_open.clear();
+  mbar_arrive(bar);
+}
+inline bool mbar_try_wait(uint32_t bar, uint32_t parity) {
+  bool done;
+  {
+    std::lock_guard<std::mutex> g(g_mbar_mu);
+    auto it = g_mbar.find(bar);
+    if (it == g_mbar.end()) {
+      fprintf(stderr, "wait on an uninitialized mbarrier at 0x%x\n", bar);
+      abort();
+    }
+    done = (uint32_t)it->second.phase != (parity & 1);
+  }
+  if (!done)
+    std::this_thread::yield();
+  return done;
+}
 // --- launching ---
 template <class F> void launch(dim3 grid, dim3 block, size_t smem, F f) {
   gridDim = grid;

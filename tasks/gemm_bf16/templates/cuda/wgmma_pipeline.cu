@@ -1,27 +1,38 @@
 // ksearch: backend=cuda entry=gemm_bf16
 // ksearch: family=wgmma_pipeline
-// ksearch: concepts=tensor_core_mma,double_buffering_cp_async,shared_memory_tiling,launch_bounds_occupancy
+// ksearch: concepts=tensor_core_mma,double_buffering_cp_async,shared_memory_tiling,warp_specialization,launch_bounds_occupancy
 // ksearch: param TILE_M in 128,256,64
 // ksearch: param TILE_N in 256,128
 // ksearch: param WGS in 2,1
+// ksearch: param WS in 0,1
 // ksearch: param STAGES in 4,3,5,6
 // ksearch: param GROUP_M in 8,1,16
-// ksearch: launch grid=(cdiv(m, TILE_M) * cdiv(n, TILE_N)) block=(128 * WGS) smem=(STAGES * (TILE_M * 128 + 128 * TILE_N) + 1024)
+// ksearch: launch grid=(cdiv(m, TILE_M) * cdiv(n, TILE_N)) block=(128 * (WGS + WS)) smem=(STAGES * (TILE_M * 128 + 128 * TILE_N + 16) + 1024)
 //
 // CUDA template for tasks/gemm_bf16, family wgmma_pipeline (DESIGN.md:
 // Templates): Hopper warpgroup MMA (wgmma.mma_async m64nNk16, sm_90a only)
 // with both operands read by the tensor cores straight from shared memory
 // through matrix descriptors. The candidate has no host code, so there is no
-// TMA tensor map: every thread fills a STAGES-deep ring of 64-deep k tiles
-// with cp.async (16-byte chunks, zero-filled past the edges) directly in the
-// 128-byte-swizzled layout the descriptors name. A block of WGS warpgroups
-// owns a TILE_M x TILE_N tile of c; warpgroup g owns rows
-// [g*TILE_M/WGS, (g+1)*TILE_M/WGS) and all TILE_N columns, as TILE_M/WGS/64
-// wgmma m64 blocks. All warpgroups load and compute (no producer split): the
-// ring has one slot being read by the wgmma in flight, one by the wgmma just
-// issued and STAGES-2 being filled. GROUP_M row tiles sweep the column tiles
-// together (L2 reuse). k and n multiples of 8 take the cp.async path; other
-// shapes fall back to element loads into the same layout, still exact.
+// TMA tensor map: threads fill a STAGES-deep ring of 64-deep k tiles with
+// cp.async (16-byte chunks, zero-filled past the edges) directly in the
+// 128-byte-swizzled layout the descriptors name. A block owns a TILE_M x
+// TILE_N tile of c; each of its WGS consumer warpgroups owns TILE_M/WGS rows
+// and all TILE_N columns, as TILE_M/WGS/64 wgmma m64 blocks. GROUP_M row
+// tiles sweep the column tiles together (L2 reuse). k and n multiples of 8
+// take the cp.async path; other shapes fall back to element loads into the
+// same layout, still exact.
+//   WS=0: every warpgroup loads and computes; a block barrier per k tile;
+//     wgmma wait_group 1 keeps one tile's MMAs in flight, so the ring holds
+//     the tile being read by them, the tile just issued and STAGES-2 tiles
+//     being filled.
+//   WS=1: one more warpgroup (the first) only loads; per slot a "full" mbarrier
+//   (128 producer
+//     arrivals, each fired by cp.async.mbarrier.arrive.noinc when that
+//     thread's copies land) and an "empty" one (one arrival per consumer
+//     thread once its wgmma reading the slot retired); no block barrier in
+//     the loop, all STAGES slots in use. No setmaxnreg: at 384 threads the
+//     cap is 168 registers, which the consumers' 128 accumulators fit
+//     without spills, while a producer squeezed to 40-72 spilled.
 //
 // Shared-memory layout of one stage (byte offsets from a 1024-aligned base;
 // a 128-byte swizzle atom is 8 rows of 128 bytes, and 16-byte chunk j of row r
@@ -41,6 +52,7 @@
 //     (next 64 n), SBO = 1024 (next 8 k), and imm-trans-b = 1.
 // Descriptor bits: [0,14) start >> 4, [16,30) LBO >> 4, [32,46) SBO >> 4,
 // [49,52) base offset (0: every atom is 1024-aligned), [62,64) = 1 (128B).
+// The 2*STAGES mbarriers (WS=1) sit in the first 16*STAGES bytes.
 //
 // Accumulator fragment of m64nNk16 .f32 (PTX ISA, wgmma register layout):
 // thread t of the warpgroup, warp w = t/32, lane l holds N/2 floats d[j];
@@ -58,6 +70,9 @@
 #ifndef WGS
 #define WGS 2
 #endif
+#ifndef WS
+#define WS 0
+#endif
 #ifndef STAGES
 #define STAGES 4
 #endif
@@ -65,10 +80,11 @@
 #define GROUP_M 8
 #endif
 #define TK 64 /* one 128-byte swizzle row of bf16 */
-#define THREADS (128 * WGS)
-#define WG_M (TILE_M / WGS) /* rows per warpgroup */
-#define MI (WG_M / 64)      /* wgmma m64 blocks per warpgroup */
-#define NACC (TILE_N / 2)   /* f32 accumulators per m64 block per thread */
+#define THREADS (128 * (WGS + WS))
+#define LOADERS (WS ? 128 : THREADS) /* threads that fill the ring */
+#define WG_M (TILE_M / WGS)          /* rows per consumer warpgroup */
+#define MI (WG_M / 64)               /* wgmma m64 blocks per warpgroup */
+#define NACC (TILE_N / 2) /* f32 accumulators per m64 block per thread */
 #define A_BYTES (TILE_M * 128)
 #define B_ATOM (TK * 128) /* one 64-wide column atom of B */
 #define B_BYTES (TK * TILE_N * 2)
@@ -78,9 +94,11 @@ static_assert(TILE_N == 128 || TILE_N == 256, "TILE_N must be 128 or 256");
 static_assert(WG_M % 64 == 0 && MI >= 1,
               "each warpgroup needs whole m64 blocks");
 static_assert(MI * NACC <= 128, "accumulators exceed 128 registers per thread");
-static_assert(STAGES >= 3, "the ring needs a slot for the wgmma in flight");
-static_assert(THREADS % CPR == 0 && (TILE_M * 8) % THREADS == 0 &&
-                  (TK * CPR) % THREADS == 0,
+static_assert(WS == 0 || WS == 1, "WS is 0 or 1");
+static_assert(STAGES >= (WS ? 2 : 3),
+              "the ring needs a slot for the wgmma in flight");
+static_assert(LOADERS % CPR == 0 && (TILE_M * 8) % LOADERS == 0 &&
+                  (TK * CPR) % LOADERS == 0,
               "loads must split evenly over the threads");
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p) {
@@ -99,10 +117,37 @@ __device__ __forceinline__ void cp_commit() {
 template <int N> __device__ __forceinline__ void cp_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
-// shared-memory writes of this thread (generic proxy: cp.async, st.shared)
-// become visible to the async proxy the tensor cores read through
+// shared-memory writes (generic proxy: cp.async, st.shared) made visible to
+// the async proxy the tensor cores read through
 __device__ __forceinline__ void fence_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar),
+               "r"(count)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar)
+               : "memory");
+}
+// one arrival on bar once every cp.async this thread issued so far has
+// landed (noinc: the arrival is one of the count given to mbar_init)
+__device__ __forceinline__ void cp_mbar_arrive(uint32_t bar) {
+  asm volatile(
+      "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
+      : "memory");
+}
+// true once the phase of parity `parity` has completed
+__device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
+  uint32_t ok;
+  asm volatile("{\n.reg .pred p;\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+               "selp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(ok)
+               : "r"(bar), "r"(parity)
+               : "memory");
+  return ok != 0;
 }
 __device__ __forceinline__ void wg_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -126,23 +171,23 @@ __device__ __forceinline__ void wgmma_bf16(float *d, uint64_t da, uint64_t db) {
   if constexpr (N == 256) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, "
-        "%15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-        "%30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
-        "%46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
-        "%62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, "
-        "%78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, "
-        "%94, %95, "
-        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "
-        "%108, %109, %110, %111, "
-        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "
-        "%123, %124, %125, %126, %127}, "
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, "
+        "%8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, "
+        "%24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, "
+        "%40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, "
+        "%56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, "
+        "%72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, "
+        "%88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, "
+        "%104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, "
+        "%120, %121, %122, %123, %124, %125, %126, %127}, "
         "%128, %129, p, 1, 1, 0, 1;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]),
           "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
@@ -174,15 +219,15 @@ __device__ __forceinline__ void wgmma_bf16(float *d, uint64_t da, uint64_t db) {
   } else {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, "
-        "%15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-        "%30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
-        "%46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
-        "%62, %63}, "
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, "
+        "%8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, "
+        "%24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, "
+        "%40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, "
+        "%56, %57, %58, %59, %60, %61, %62, %63}, "
         "%64, %65, p, 1, 1, 0, 1;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]),
           "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
@@ -218,20 +263,20 @@ __device__ __forceinline__ int b_off(int r, int nc) {
          (nc & 7) * 2;
 }
 
-// one 64-deep k tile of A (TILE_M x TK) and B (TK x TILE_N) into a stage
+// one 64-deep k tile of A (TILE_M x TK) and B (TK x TILE_N) into a stage, by
+// the LOADERS threads tid = 0..LOADERS-1
 __device__ __forceinline__ void load_tile(unsigned char *sa, unsigned char *sb,
                                           const __nv_bfloat16 *a,
                                           const __nv_bfloat16 *b, long m,
                                           long n, long k, long m0, long n0,
-                                          long k0, bool vec) {
-  const int tid = threadIdx.x;
+                                          long k0, bool vec, int tid) {
   if (vec) {
     // A: 8 threads per 128-byte row (coalesced); this thread's chunk ja
     const int ja = tid & 7;
     const long gka = k0 + ja * 8;
 #pragma unroll
-    for (int i = 0; i < TILE_M * 8 / THREADS; i++) {
-      int r = tid / 8 + i * (THREADS / 8);
+    for (int i = 0; i < TILE_M * 8 / LOADERS; i++) {
+      int r = tid / 8 + i * (LOADERS / 8);
       long gr = m0 + r;
       bool in = gr < m && gka < k;
       cp16(sa + r * 128 + ((ja ^ (r & 7)) << 4),
@@ -243,8 +288,8 @@ __device__ __forceinline__ void load_tile(unsigned char *sa, unsigned char *sb,
     const long gn = n0 + jb * 8;
     unsigned char *sbj = sb + (jb >> 3) * B_ATOM;
 #pragma unroll
-    for (int i = 0; i < TK * CPR / THREADS; i++) {
-      int r = tid / CPR + i * (THREADS / CPR);
+    for (int i = 0; i < TK * CPR / LOADERS; i++) {
+      int r = tid / CPR + i * (LOADERS / CPR);
       long gk = k0 + r;
       bool in = gk < k && gn < n;
       cp16(sbj + r * 128 + (((jb & 7) ^ (r & 7)) << 4),
@@ -252,13 +297,13 @@ __device__ __forceinline__ void load_tile(unsigned char *sa, unsigned char *sb,
     }
   } else {
     const __nv_bfloat16 z = __float2bfloat16(0.f);
-    for (int c = tid; c < TILE_M * TK; c += THREADS) {
+    for (int c = tid; c < TILE_M * TK; c += LOADERS) {
       int r = c / TK, kc = c % TK;
       long gr = m0 + r, gk = k0 + kc;
       *(__nv_bfloat16 *)(sa + a_off(r, kc)) =
           gr < m && gk < k ? a[gr * k + gk] : z;
     }
-    for (int c = tid; c < TK * TILE_N; c += THREADS) {
+    for (int c = tid; c < TK * TILE_N; c += LOADERS) {
       int r = c / TILE_N, nc = c % TILE_N;
       long gk = k0 + r, gn = n0 + nc;
       *(__nv_bfloat16 *)(sb + b_off(r, nc)) =
@@ -267,15 +312,37 @@ __device__ __forceinline__ void load_tile(unsigned char *sa, unsigned char *sb,
   }
 }
 
+// the wgmmas of one k tile at stage address st for consumer warpgroup cw
+__device__ __forceinline__ void mma_tile(float (*acc)[NACC], uint32_t st,
+                                         int cw) {
+  const uint32_t a_at = st + cw * WG_M * 128, b_at = st + A_BYTES;
+#pragma unroll
+  for (int i = 0; i < MI; i++)
+    acc_fence<NACC>(acc[i]);
+  wg_fence();
+#pragma unroll
+  for (int kk = 0; kk < TK / 16; kk++)
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+      wgmma_bf16<TILE_N>(acc[i],
+                         make_desc(a_at + i * 64 * 128 + kk * 32, 16, 1024),
+                         make_desc(b_at + kk * 16 * 128, B_ATOM, 1024));
+  wg_commit();
+#pragma unroll
+  for (int i = 0; i < MI; i++)
+    acc_fence<NACC>(acc[i]);
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_bf16(const __nv_bfloat16 *__restrict__ a,
               const __nv_bfloat16 *__restrict__ b,
               __nv_bfloat16 *__restrict__ c, long m, long n, long k) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  // the 128B swizzle is a function of address bits [4,10): atoms must start
-  // at 1024-byte shared addresses (the launch asks for 1024 bytes extra)
+  // the mbarriers first; then the stages: the 128B swizzle is a function of
+  // address bits [4,10), so atoms start at 1024-byte shared addresses (the
+  // launch asks for 1024 bytes extra)
   const uint32_t raw = smem_u32(smem_raw);
-  unsigned char *sm = smem_raw + (((raw + 1023) & ~1023u) - raw);
+  unsigned char *sm = smem_raw + (((raw + 16 * STAGES + 1023) & ~1023u) - raw);
   const uint32_t sbase = smem_u32(sm);
 
   // grouped tile order: GROUP_M row tiles sweep the column tiles together
@@ -289,6 +356,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const long m0 = tm * TILE_M, n0 = tn * TILE_N;
 
   const int wg = threadIdx.x >> 7, wt = threadIdx.x & 127;
+  const int cw = wg - WS; // consumer warpgroup index (-1: the producer)
   const bool vec = (k % 8 == 0) && (n % 8 == 0);
   const long ktiles = (k + TK - 1) / TK;
 
@@ -299,12 +367,53 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     for (int j = 0; j < NACC; j++)
       acc[i][j] = 0.f;
 
+#if WS
+  // full[s] at raw + 8s, empty[s] at raw + 8(STAGES + s)
+  if (threadIdx.x == 0)
+    for (int s = 0; s < STAGES; s++) {
+      mbar_init(raw + 8 * s, 128);
+      mbar_init(raw + 8 * (STAGES + s), 128 * WGS);
+    }
+  __syncthreads();
+  if (cw < 0) {
+    // producer: tile g into slot g % STAGES once its previous tile's
+    // wgmmas retired (the empty phase of round g / STAGES - 1; a fresh
+    // barrier counts its phase of parity 1 as done)
+    for (long g = 0; g < ktiles; g++) {
+      const int s = (int)(g % STAGES);
+      const uint32_t ph = (uint32_t)(g / STAGES) & 1;
+      while (!mbar_try_wait(raw + 8 * (STAGES + s), ph ^ 1))
+        ;
+      unsigned char *st = sm + s * STAGE_BYTES;
+      load_tile(st, st + A_BYTES, a, b, m, n, k, m0, n0, g * TK, vec, wt);
+      if (vec)
+        cp_mbar_arrive(raw + 8 * s);
+      else
+        mbar_arrive(raw + 8 * s); // plain stores: a release arrival
+    }
+    cp_wait<0>();
+    return;
+  }
+  for (long g = 0; g < ktiles; g++) {
+    const int s = (int)(g % STAGES);
+    while (!mbar_try_wait(raw + 8 * s, (uint32_t)(g / STAGES) & 1))
+      ;
+    fence_async(); // the landed copies, seen here, to the async proxy
+    mma_tile(acc, sbase + s * STAGE_BYTES, cw);
+    wg_wait<1>(); // tile g-1's wgmmas are done: its slot is free
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+      acc_fence<NACC>(acc[i]);
+    if (g > 0)
+      mbar_arrive(raw + 8 * (STAGES + (int)((g - 1) % STAGES)));
+  }
+#else
       // prologue: tiles 0..STAGES-3, one cp.async group each (empty past k)
 #pragma unroll
   for (int s = 0; s < STAGES - 2; s++) {
     if (s < ktiles)
       load_tile(sm + s * STAGE_BYTES, sm + s * STAGE_BYTES + A_BYTES, a, b, m,
-                n, k, m0, n0, (long)s * TK, vec);
+                n, k, m0, n0, (long)s * TK, vec, threadIdx.x);
     cp_commit();
   }
   for (long kt = 0; kt < ktiles; kt++) {
@@ -316,27 +425,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     // wgmma of tile kt-2 (wait_group 1 at the end of iteration kt-1), so
     // slot (kt-2) % STAGES may be refilled below
     __syncthreads();
-    const uint32_t st = sbase + (uint32_t)(kt % STAGES) * STAGE_BYTES;
-    const uint32_t a_at = st + wg * WG_M * 128, b_at = st + A_BYTES;
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-      acc_fence<NACC>(acc[i]);
-    wg_fence();
-#pragma unroll
-    for (int kk = 0; kk < TK / 16; kk++)
-#pragma unroll
-      for (int i = 0; i < MI; i++)
-        wgmma_bf16<TILE_N>(acc[i],
-                           make_desc(a_at + i * 64 * 128 + kk * 32, 16, 1024),
-                           make_desc(b_at + kk * 16 * 128, B_ATOM, 1024));
-    wg_commit();
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-      acc_fence<NACC>(acc[i]);
+    mma_tile(acc, sbase + (uint32_t)(kt % STAGES) * STAGE_BYTES, cw);
     const long nk = kt + STAGES - 2;
     if (nk < ktiles) {
       unsigned char *s = sm + (nk % STAGES) * STAGE_BYTES;
-      load_tile(s, s + A_BYTES, a, b, m, n, k, m0, n0, nk * TK, vec);
+      load_tile(s, s + A_BYTES, a, b, m, n, k, m0, n0, nk * TK, vec,
+                threadIdx.x);
     }
     cp_commit();
     wg_wait<1>(); // the wgmma of tile kt-1 is done, tile kt's may run on
@@ -344,11 +438,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     for (int i = 0; i < MI; i++)
       acc_fence<NACC>(acc[i]);
   }
+  cp_wait<0>();
+#endif
   wg_wait<0>();
 #pragma unroll
   for (int i = 0; i < MI; i++)
     acc_fence<NACC>(acc[i]);
-  cp_wait<0>();
 
   // accumulator j = 4*q + e: row 16*w + l/4 + 8*(e/2), col 8*q + 2*(l%4) + e%2
   const int w = wt >> 5, l = wt & 31;
@@ -357,7 +452,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
     for (int j = 0; j < NACC; j += 2) {
       const int q = j >> 2, h = (j >> 1) & 1;
-      long r = m0 + wg * WG_M + i * 64 + w * 16 + (l >> 2) + h * 8;
+      long r = m0 + cw * WG_M + i * 64 + w * 16 + (l >> 2) + h * 8;
       long col = n0 + q * 8 + (l & 3) * 2;
       if (r >= m)
         continue;
