@@ -1,13 +1,13 @@
 // ksearch: backend=cuda entry=gemm_bf16
 // ksearch: family=wgmma_pipeline
 // ksearch: concepts=tensor_core_mma,double_buffering_cp_async,shared_memory_tiling,warp_specialization,launch_bounds_occupancy
-// ksearch: param TILE_M in 128,256,64
 // ksearch: param TILE_N in 256,128
 // ksearch: param WGS in 2,1
+// ksearch: param MI in 1,2
 // ksearch: param WS in 0,1
 // ksearch: param STAGES in 4,3,5,6
 // ksearch: param GROUP_M in 8,1,16
-// ksearch: launch grid=(cdiv(m, TILE_M) * cdiv(n, TILE_N)) block=(128 * (WGS + WS)) smem=(STAGES * (TILE_M * 128 + 128 * TILE_N + 16) + 1024)
+// ksearch: launch grid=(cdiv(m, 64 * WGS * MI) * cdiv(n, TILE_N)) block=(128 * (WGS + WS)) smem=(STAGES * (64 * WGS * MI * 128 + 128 * TILE_N + 16) + 1024)
 //
 // CUDA template for tasks/gemm_bf16, family wgmma_pipeline (DESIGN.md:
 // Templates): Hopper warpgroup MMA (wgmma.mma_async m64nNk16, sm_90a only)
@@ -16,8 +16,9 @@
 // TMA tensor map: threads fill a STAGES-deep ring of 64-deep k tiles with
 // cp.async (16-byte chunks, zero-filled past the edges) directly in the
 // 128-byte-swizzled layout the descriptors name. A block owns a TILE_M x
-// TILE_N tile of c; each of its WGS consumer warpgroups owns TILE_M/WGS rows
-// and all TILE_N columns, as TILE_M/WGS/64 wgmma m64 blocks. GROUP_M row
+// TILE_N tile of c, TILE_M = 64*WGS*MI: each of its WGS consumer warpgroups
+// owns 64*MI rows and all TILE_N columns, as MI wgmma m64 blocks (MI = 2
+// with TILE_N = 256 would need 256 accumulator registers: refused). GROUP_M row
 // tiles sweep the column tiles together (L2 reuse). k and n multiples of 8
 // take the cp.async path; other shapes fall back to element loads into the
 // same layout, still exact.
@@ -61,14 +62,14 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 
-#ifndef TILE_M
-#define TILE_M 128
-#endif
 #ifndef TILE_N
 #define TILE_N 256
 #endif
 #ifndef WGS
 #define WGS 2
+#endif
+#ifndef MI
+#define MI 1
 #endif
 #ifndef WS
 #define WS 0
@@ -82,8 +83,8 @@
 #define TK 64 /* one 128-byte swizzle row of bf16 */
 #define THREADS (128 * (WGS + WS))
 #define LOADERS (WS ? 128 : THREADS) /* threads that fill the ring */
-#define WG_M (TILE_M / WGS)          /* rows per consumer warpgroup */
-#define MI (WG_M / 64)               /* wgmma m64 blocks per warpgroup */
+#define WG_M (64 * MI)               /* rows per consumer warpgroup */
+#define TILE_M (WGS * WG_M)
 #define NACC (TILE_N / 2) /* f32 accumulators per m64 block per thread */
 #define A_BYTES (TILE_M * 128)
 #define B_ATOM (TK * 128) /* one 64-wide column atom of B */
@@ -91,8 +92,8 @@
 #define STAGE_BYTES (A_BYTES + B_BYTES)
 #define CPR (TILE_N / 8) /* 16-byte chunks per B row */
 static_assert(TILE_N == 128 || TILE_N == 256, "TILE_N must be 128 or 256");
-static_assert(WG_M % 64 == 0 && MI >= 1,
-              "each warpgroup needs whole m64 blocks");
+static_assert((WGS == 1 || WGS == 2) && (MI == 1 || MI == 2),
+              "WGS, MI: 1 or 2");
 static_assert(MI * NACC <= 128, "accumulators exceed 128 registers per thread");
 static_assert(WS == 0 || WS == 1, "WS is 0 or 1");
 static_assert(STAGES >= (WS ? 2 : 3),
