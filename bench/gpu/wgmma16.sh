@@ -20,7 +20,7 @@ mkdir -p "$out"
 ks=${KSEARCH:-./build/ksearch}
 export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-/tmp/kscache-gpu16}
 f=${KERNEL:-tasks/gemm_bf16/templates/cuda/wgmma_pipeline.cu}
-IFS=';' read -r -a variants <<<"${VARIANTS:-WS=1 MI=2 TILE_N=128;WS=1 TILE_N=128 STAGES=6;WS=1 GROUP_M=16;MI=2 TILE_N=128;TILE_N=128;STAGES=3}"
+IFS=';' read -r -a variants <<<"${VARIANTS:-WS=1 PERSIST=1;WS=1 PERSIST=1 MI=2 TILE_N=128;WS=1 MI=2 TILE_N=128;WS=1 PERSIST=1 TILE_N=128 STAGES=6;WS=1 PERSIST=1 GROUP_M=16;MI=2 TILE_N=128;STAGES=3}"
 evalk() { # name workloads params...
   local name=$1 wls=$2
   shift 2

@@ -27,6 +27,8 @@ int main(int argc, char **argv) {
   smem = STAGES * (TILE_M * (TK + 8) + TK * (TILE_N + 8)) * 2;
 #elif defined(WGMMA)
   g.x = ((m + TILE_M - 1) / TILE_M) * ((n + TILE_N - 1) / TILE_N);
+  if (PERSIST && g.x > SMS)
+    g.x = SMS;
   bl.x = 128 * (WGS + WS);
   smem = STAGES * (TILE_M * 128 + 128 * TILE_N + 16) + 1024;
 #elif defined(WMMA)

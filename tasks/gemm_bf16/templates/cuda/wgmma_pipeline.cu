@@ -7,7 +7,9 @@
 // ksearch: param WS in 0,1
 // ksearch: param STAGES in 4,3,5,6
 // ksearch: param GROUP_M in 8,1,16
-// ksearch: launch grid=(cdiv(m, 64 * WGS * MI) * cdiv(n, TILE_N)) block=(128 * (WGS + WS)) smem=(STAGES * (64 * WGS * MI * 128 + 128 * TILE_N + 16) + 1024)
+// ksearch: param PERSIST in 0,1
+// ksearch: param SMS in 132
+// ksearch: launch grid=(min(cdiv(m, 64 * WGS * MI) * cdiv(n, TILE_N), cdiv(m, 64 * WGS * MI) * cdiv(n, TILE_N) - PERSIST * (cdiv(m, 64 * WGS * MI) * cdiv(n, TILE_N) - SMS))) block=(128 * (WGS + WS)) smem=(STAGES * (64 * WGS * MI * 128 + 128 * TILE_N + 16) + 1024)
 //
 // CUDA template for tasks/gemm_bf16, family wgmma_pipeline (DESIGN.md:
 // Templates): Hopper warpgroup MMA (wgmma.mma_async m64nNk16, sm_90a only)
@@ -16,7 +18,9 @@
 // TMA tensor map: threads fill a STAGES-deep ring of 64-deep k tiles with
 // cp.async (16-byte chunks, zero-filled past the edges) directly in the
 // 128-byte-swizzled layout the descriptors name. A block owns a TILE_M x
-// TILE_N tile of c, TILE_M = 64*WGS*MI: each of its WGS consumer warpgroups
+// TILE_N tile of c (PERSIST=1: the grid is capped at SMS blocks, the H100/
+// H200 SXM's 132 multiprocessors, each looping over tiles; correct for any
+// SMS), TILE_M = 64*WGS*MI: each of its WGS consumer warpgroups
 // owns 64*MI rows and all TILE_N columns, as MI wgmma m64 blocks (MI = 2
 // with TILE_N = 256 would need 256 accumulator registers: refused). GROUP_M row
 // tiles sweep the column tiles together (L2 reuse). k and n multiples of 8
@@ -31,9 +35,11 @@
 //     arrivals, each fired by cp.async.mbarrier.arrive.noinc when that
 //     thread's copies land) and an "empty" one (one arrival per consumer
 //     thread once its wgmma reading the slot retired); no block barrier in
-//     the loop, all STAGES slots in use. No setmaxnreg: at 384 threads the
-//     cap is 168 registers, which the consumers' 128 accumulators fit
-//     without spills, while a producer squeezed to 40-72 spilled.
+//     the loop, all STAGES slots in use; with PERSIST the ring runs on across
+//     a block's tiles, so the next tile's loads overlap the epilogue. No
+//     setmaxnreg: at 384 threads the cap is 168 registers, which the consumers'
+//     128 accumulators fit without spills, while a producer squeezed to 40-72
+//     spilled.
 //
 // Shared-memory layout of one stage (byte offsets from a 1024-aligned base;
 // a 128-byte swizzle atom is 8 rows of 128 bytes, and 16-byte chunk j of row r
@@ -73,6 +79,12 @@
 #endif
 #ifndef WS
 #define WS 0
+#endif
+#ifndef PERSIST
+#define PERSIST 0
+#endif
+#ifndef SMS
+#define SMS 132
 #endif
 #ifndef STAGES
 #define STAGES 4
@@ -334,119 +346,24 @@ __device__ __forceinline__ void mma_tile(float (*acc)[NACC], uint32_t st,
     acc_fence<NACC>(acc[i]);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    gemm_bf16(const __nv_bfloat16 *__restrict__ a,
-              const __nv_bfloat16 *__restrict__ b,
-              __nv_bfloat16 *__restrict__ c, long m, long n, long k) {
-  extern __shared__ __align__(128) unsigned char smem_raw[];
-  // the mbarriers first; then the stages: the 128B swizzle is a function of
-  // address bits [4,10), so atoms start at 1024-byte shared addresses (the
-  // launch asks for 1024 bytes extra)
-  const uint32_t raw = smem_u32(smem_raw);
-  unsigned char *sm = smem_raw + (((raw + 16 * STAGES + 1023) & ~1023u) - raw);
-  const uint32_t sbase = smem_u32(sm);
-
-  // grouped tile order: GROUP_M row tiles sweep the column tiles together
+// origin (m0, n0) of tile t in the grouped order: GROUP_M row tiles sweep the
+// column tiles together (L2 reuse)
+__device__ __forceinline__ void tile_origin(long t, long m, long n, long *m0,
+                                            long *n0) {
   const long tiles_m = (m + TILE_M - 1) / TILE_M,
              tiles_n = (n + TILE_N - 1) / TILE_N;
-  const long t = blockIdx.x, per_group = (long)GROUP_M * tiles_n;
-  const long first_m = (t / per_group) * GROUP_M;
+  const long per_group = (long)GROUP_M * tiles_n,
+             first_m = (t / per_group) * GROUP_M;
   const long gsize = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
-  const long tm = first_m + (t % per_group) % gsize,
-             tn = (t % per_group) / gsize;
-  const long m0 = tm * TILE_M, n0 = tn * TILE_N;
+  *m0 = (first_m + (t % per_group) % gsize) * TILE_M;
+  *n0 = ((t % per_group) / gsize) * TILE_N;
+}
 
-  const int wg = threadIdx.x >> 7, wt = threadIdx.x & 127;
-  const int cw = wg - WS; // consumer warpgroup index (-1: the producer)
-  const bool vec = (k % 8 == 0) && (n % 8 == 0);
-  const long ktiles = (k + TK - 1) / TK;
-
-  float acc[MI][NACC];
-#pragma unroll
-  for (int i = 0; i < MI; i++)
-#pragma unroll
-    for (int j = 0; j < NACC; j++)
-      acc[i][j] = 0.f;
-
-#if WS
-  // full[s] at raw + 8s, empty[s] at raw + 8(STAGES + s)
-  if (threadIdx.x == 0)
-    for (int s = 0; s < STAGES; s++) {
-      mbar_init(raw + 8 * s, 128);
-      mbar_init(raw + 8 * (STAGES + s), 128 * WGS);
-    }
-  __syncthreads();
-  if (cw < 0) {
-    // producer: tile g into slot g % STAGES once its previous tile's
-    // wgmmas retired (the empty phase of round g / STAGES - 1; a fresh
-    // barrier counts its phase of parity 1 as done)
-    for (long g = 0; g < ktiles; g++) {
-      const int s = (int)(g % STAGES);
-      const uint32_t ph = (uint32_t)(g / STAGES) & 1;
-      while (!mbar_try_wait(raw + 8 * (STAGES + s), ph ^ 1))
-        ;
-      unsigned char *st = sm + s * STAGE_BYTES;
-      load_tile(st, st + A_BYTES, a, b, m, n, k, m0, n0, g * TK, vec, wt);
-      if (vec)
-        cp_mbar_arrive(raw + 8 * s);
-      else
-        mbar_arrive(raw + 8 * s); // plain stores: a release arrival
-    }
-    cp_wait<0>();
-    return;
-  }
-  for (long g = 0; g < ktiles; g++) {
-    const int s = (int)(g % STAGES);
-    while (!mbar_try_wait(raw + 8 * s, (uint32_t)(g / STAGES) & 1))
-      ;
-    fence_async(); // the landed copies, seen here, to the async proxy
-    mma_tile(acc, sbase + s * STAGE_BYTES, cw);
-    wg_wait<1>(); // tile g-1's wgmmas are done: its slot is free
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-      acc_fence<NACC>(acc[i]);
-    if (g > 0)
-      mbar_arrive(raw + 8 * (STAGES + (int)((g - 1) % STAGES)));
-  }
-#else
-      // prologue: tiles 0..STAGES-3, one cp.async group each (empty past k)
-#pragma unroll
-  for (int s = 0; s < STAGES - 2; s++) {
-    if (s < ktiles)
-      load_tile(sm + s * STAGE_BYTES, sm + s * STAGE_BYTES + A_BYTES, a, b, m,
-                n, k, m0, n0, (long)s * TK, vec, threadIdx.x);
-    cp_commit();
-  }
-  for (long kt = 0; kt < ktiles; kt++) {
-    // STAGES-2+kt groups are committed, tile kt is group kt: at most
-    // STAGES-3 younger ones may still be in flight
-    cp_wait<STAGES - 3>();
-    fence_async();
-    // every thread's part of tile kt is in; every warpgroup has retired its
-    // wgmma of tile kt-2 (wait_group 1 at the end of iteration kt-1), so
-    // slot (kt-2) % STAGES may be refilled below
-    __syncthreads();
-    mma_tile(acc, sbase + (uint32_t)(kt % STAGES) * STAGE_BYTES, cw);
-    const long nk = kt + STAGES - 2;
-    if (nk < ktiles) {
-      unsigned char *s = sm + (nk % STAGES) * STAGE_BYTES;
-      load_tile(s, s + A_BYTES, a, b, m, n, k, m0, n0, nk * TK, vec,
-                threadIdx.x);
-    }
-    cp_commit();
-    wg_wait<1>(); // the wgmma of tile kt-1 is done, tile kt's may run on
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-      acc_fence<NACC>(acc[i]);
-  }
-  cp_wait<0>();
-#endif
-  wg_wait<0>();
-#pragma unroll
-  for (int i = 0; i < MI; i++)
-    acc_fence<NACC>(acc[i]);
-
-  // accumulator j = 4*q + e: row 16*w + l/4 + 8*(e/2), col 8*q + 2*(l%4) + e%2
+// consumer warpgroup cw's accumulators -> c, bf16 nearest even; accumulator
+// j = 4*q + e: row 16*w + l/4 + 8*(e/2), col 8*q + 2*(l%4) + e%2
+__device__ __forceinline__ void store_tile(float (*acc)[NACC], __nv_bfloat16 *c,
+                                           long m, long n, long m0, long n0,
+                                           int cw, int wt) {
   const int w = wt >> 5, l = wt & 31;
 #pragma unroll
   for (int i = 0; i < MI; i++)
@@ -467,4 +384,138 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           c[r * n + col + 1] = __float2bfloat16_rn(v1);
       }
     }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    gemm_bf16(const __nv_bfloat16 *__restrict__ a,
+              const __nv_bfloat16 *__restrict__ b,
+              __nv_bfloat16 *__restrict__ c, long m, long n, long k) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  // the mbarriers first; then the stages: the 128B swizzle is a function of
+  // address bits [4,10), so atoms start at 1024-byte shared addresses (the
+  // launch asks for 1024 bytes extra)
+  const uint32_t raw = smem_u32(smem_raw);
+  unsigned char *sm = smem_raw + (((raw + 16 * STAGES + 1023) & ~1023u) - raw);
+  const uint32_t sbase = smem_u32(sm);
+
+  // a block takes tiles blockIdx.x, + gridDim.x, ... (one each unless
+  // PERSIST caps the grid at SMS blocks)
+  const long tiles = ((m + TILE_M - 1) / TILE_M) * ((n + TILE_N - 1) / TILE_N);
+  const int wg = threadIdx.x >> 7, wt = threadIdx.x & 127;
+  const int cw = wg - WS; // consumer warpgroup index (-1: the producer)
+  const bool vec = (k % 8 == 0) && (n % 8 == 0);
+  const long ktiles = (k + TK - 1) / TK;
+  long m0, n0;
+  float acc[MI][NACC];
+
+#if WS
+  // full[s] at raw + 8s, empty[s] at raw + 8(STAGES + s); g counts k tiles
+  // over all of the block's tiles, so the ring runs on across tiles and the
+  // producer fills the next tile's first slots during the epilogue
+  if (threadIdx.x == 0)
+    for (int s = 0; s < STAGES; s++) {
+      mbar_init(raw + 8 * s, 128);
+      mbar_init(raw + 8 * (STAGES + s), 128 * WGS);
+    }
+  __syncthreads();
+  long g = 0;
+  if (cw < 0) {
+    // producer: k tile g into slot g % STAGES once the tile that used the
+    // slot before retired (the empty phase of round g / STAGES - 1; a fresh
+    // barrier counts its phase of parity 1 as done)
+    for (long t = blockIdx.x; t < tiles; t += gridDim.x) {
+      tile_origin(t, m, n, &m0, &n0);
+      for (long kt = 0; kt < ktiles; kt++, g++) {
+        const int s = (int)(g % STAGES);
+        while (!mbar_try_wait(raw + 8 * (STAGES + s),
+                              ((uint32_t)(g / STAGES) & 1) ^ 1))
+          ;
+        unsigned char *st = sm + s * STAGE_BYTES;
+        load_tile(st, st + A_BYTES, a, b, m, n, k, m0, n0, kt * TK, vec, wt);
+        if (vec)
+          cp_mbar_arrive(raw + 8 * s);
+        else
+          mbar_arrive(raw + 8 * s); // plain stores: a release arrival
+      }
+    }
+    cp_wait<0>();
+    return;
+  }
+  for (long t = blockIdx.x; t < tiles; t += gridDim.x) {
+    tile_origin(t, m, n, &m0, &n0);
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+      for (int j = 0; j < NACC; j++)
+        acc[i][j] = 0.f;
+    for (long kt = 0; kt < ktiles; kt++, g++) {
+      const int s = (int)(g % STAGES);
+      while (!mbar_try_wait(raw + 8 * s, (uint32_t)(g / STAGES) & 1))
+        ;
+      fence_async(); // the landed copies, seen here, to the async proxy
+      mma_tile(acc, sbase + s * STAGE_BYTES, cw);
+      wg_wait<1>(); // k tile g-1's wgmmas are done: its slot is free
+#pragma unroll
+      for (int i = 0; i < MI; i++)
+        acc_fence<NACC>(acc[i]);
+      if (kt > 0)
+        mbar_arrive(raw + 8 * (STAGES + (int)((g - 1) % STAGES)));
+    }
+    wg_wait<0>();
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+      acc_fence<NACC>(acc[i]);
+    if (ktiles > 0) // the tile's last slot
+      mbar_arrive(raw + 8 * (STAGES + (int)((g - 1) % STAGES)));
+    store_tile(acc, c, m, n, m0, n0, cw, wt);
+  }
+#else
+  for (long t = blockIdx.x; t < tiles; t += gridDim.x) {
+    tile_origin(t, m, n, &m0, &n0);
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+      for (int j = 0; j < NACC; j++)
+        acc[i][j] = 0.f;
+    // the previous tile's wgmmas of every warpgroup are done before its
+    // slots are refilled
+    __syncthreads();
+    // prologue: k tiles 0..STAGES-3, one cp.async group each (empty past k)
+#pragma unroll
+    for (int s = 0; s < STAGES - 2; s++) {
+      if (s < ktiles)
+        load_tile(sm + s * STAGE_BYTES, sm + s * STAGE_BYTES + A_BYTES, a, b, m,
+                  n, k, m0, n0, (long)s * TK, vec, threadIdx.x);
+      cp_commit();
+    }
+    for (long kt = 0; kt < ktiles; kt++) {
+      // STAGES-2+kt groups are committed, k tile kt is group kt: at most
+      // STAGES-3 younger ones may still be in flight
+      cp_wait<STAGES - 3>();
+      fence_async();
+      // every thread's part of k tile kt is in; every warpgroup has retired
+      // its wgmma of k tile kt-2 (wait_group 1 at the end of iteration
+      // kt-1), so slot (kt-2) % STAGES may be refilled below
+      __syncthreads();
+      mma_tile(acc, sbase + (uint32_t)(kt % STAGES) * STAGE_BYTES, cw);
+      const long nk = kt + STAGES - 2;
+      if (nk < ktiles) {
+        unsigned char *s = sm + (nk % STAGES) * STAGE_BYTES;
+        load_tile(s, s + A_BYTES, a, b, m, n, k, m0, n0, nk * TK, vec,
+                  threadIdx.x);
+      }
+      cp_commit();
+      wg_wait<1>(); // the wgmma of k tile kt-1 is done, kt's may run on
+#pragma unroll
+      for (int i = 0; i < MI; i++)
+        acc_fence<NACC>(acc[i]);
+    }
+    cp_wait<0>();
+    wg_wait<0>();
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+      acc_fence<NACC>(acc[i]);
+    store_tile(acc, c, m, n, m0, n0, cw, wt);
+  }
+#endif
 }
