@@ -18,28 +18,27 @@
 // TMA tensor map: threads fill a STAGES-deep ring of 64-deep k tiles with
 // cp.async (16-byte chunks, zero-filled past the edges) directly in the
 // 128-byte-swizzled layout the descriptors name. A block owns a TILE_M x
-// TILE_N tile of c (PERSIST=1: the grid is capped at SMS blocks, the H100/
-// H200 SXM's 132 multiprocessors, each looping over tiles; correct for any
-// SMS), TILE_M = 64*WGS*MI: each of its WGS consumer warpgroups
-// owns 64*MI rows and all TILE_N columns, as MI wgmma m64 blocks (MI = 2
-// with TILE_N = 256 would need 256 accumulator registers: refused). GROUP_M row
-// tiles sweep the column tiles together (L2 reuse). k and n multiples of 8
-// take the cp.async path; other shapes fall back to element loads into the
-// same layout, still exact.
+// TILE_N tile of c, TILE_M = 64*WGS*MI: each of its WGS consumer warpgroups
+// owns 64*MI rows and all TILE_N columns, as MI wgmma m64 blocks (MI = 2 with
+// TILE_N = 256 would need 256 accumulator registers: refused). PERSIST=1
+// caps the grid at SMS blocks (the H100/H200 SXM's 132 multiprocessors;
+// correct for any SMS) that loop over the tiles. GROUP_M row tiles sweep the
+// column tiles together (L2 reuse). k and n multiples of 8 take the cp.async
+// path; other shapes fall back to element loads into the same layout, still
+// exact.
 //   WS=0: every warpgroup loads and computes; a block barrier per k tile;
-//     wgmma wait_group 1 keeps one tile's MMAs in flight, so the ring holds
-//     the tile being read by them, the tile just issued and STAGES-2 tiles
-//     being filled.
-//   WS=1: one more warpgroup (the first) only loads; per slot a "full" mbarrier
-//   (128 producer
-//     arrivals, each fired by cp.async.mbarrier.arrive.noinc when that
-//     thread's copies land) and an "empty" one (one arrival per consumer
-//     thread once its wgmma reading the slot retired); no block barrier in
-//     the loop, all STAGES slots in use; with PERSIST the ring runs on across
-//     a block's tiles, so the next tile's loads overlap the epilogue. No
-//     setmaxnreg: at 384 threads the cap is 168 registers, which the consumers'
-//     128 accumulators fit without spills, while a producer squeezed to 40-72
-//     spilled.
+//     wgmma wait_group 1 keeps one k tile's MMAs in flight, so the ring
+//     holds the k tile read by them, the one just issued and STAGES-2 being
+//     filled.
+//   WS=1: one more warpgroup (the first) only loads; per slot a "full"
+//     mbarrier (128 producer arrivals, each fired by
+//     cp.async.mbarrier.arrive.noinc when that thread's copies land) and an
+//     "empty" one (one arrival per consumer thread once its wgmma reading the
+//     slot retired); no block barrier in the loop, all STAGES slots in use;
+//     with PERSIST the ring runs on across a block's tiles, so the next
+//     tile's loads overlap the epilogue. No setmaxnreg: at 384 threads the
+//     cap is 168 registers, which the consumers' 128 accumulators fit without
+//     spills, while a producer squeezed to 40-72 spilled.
 //
 // Shared-memory layout of one stage (byte offsets from a 1024-aligned base;
 // a 128-byte swizzle atom is 8 rows of 128 bytes, and 16-byte chunk j of row r
