@@ -8,7 +8,8 @@
 #      KSEARCH_CACHE_DIR) and timed by `ksearch eval --backend cuda`;
 #   2. the producer/consumer path (WS=1) on every workload too, then a few
 #      parameter variants at 4096^3 and 8192^3 (VARIANTS, `;`-separated
-#      lists of K=V);
+#      lists of K=V; WS=1 ones only if WS=1 passed; none after TOTAL-60 s,
+#      TOTAL default 420);
 #   3. torch.matmul (cuBLAS) at the same two sizes, timed like ksearch
 #      (L2 flushed, CUDA events, minimum of 15);
 #   4. one table: correctness, time, TFLOP/s and the ratio to cuBLAS (the
@@ -18,6 +19,7 @@ set -u
 out=${1:-/tmp/wgmma16}
 mkdir -p "$out"
 ks=${KSEARCH:-./build/ksearch}
+start=$(date +%s)
 export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-/tmp/kscache-gpu16}
 f=${KERNEL:-tasks/gemm_bf16/templates/cuda/wgmma_pipeline.cu}
 IFS=';' read -r -a variants <<<"${VARIANTS:-WS=1 PERSIST=1;WS=1 PERSIST=1 MI=2 TILE_N=128;WS=1 MI=2 TILE_N=128;WS=1 PERSIST=1 TILE_N=128 STAGES=6;WS=1 PERSIST=1 GROUP_M=16;MI=2 TILE_N=128;STAGES=3}"
@@ -27,18 +29,29 @@ evalk() { # name workloads params...
   local ps=()
   for p in "$@"; do ps+=(--param "$p"); done
   timeout 300 "$ks" eval gemm_bf16 "$f" --backend cuda --workloads "$wls" "${ps[@]}" --json -q \
-    --seeds 1 --min-time 0.05 --min-reps 5 --timeout 100 >"$out/$name.json" 2>"$out/$name.err"
+    --seeds 1 --min-time 0.05 --min-reps 5 --timeout "${TO:-100}" >"$out/$name.json" 2>"$out/$name.err"
   echo "eval $name: exit $?"
 }
-evalk default 0,1,2,3,4,5,6,7,8,9
+# the first call also computes (and caches) the C references: more time
+TO=200 evalk default 0,1,2,3,4,5,6,7,8,9
 evalk ws 0,1,2,3,4,5,6,7,8,9 WS=1
 echo "WS=1" >"$out/ws.params"
+# a WS=1 that is wrong or hangs is not tried again in the variants
+ws_ok=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(int(d['status']=='ok' and all(w['correct'] for w in d['workloads'])))" "$out/ws.json" 2>/dev/null)
 i=0
 for v in "${variants[@]}"; do
   i=$((i + 1))
-  # shellcheck disable=SC2086
-  evalk "v$i" 6,7 $v
+  if [[ $v == *WS=1* && $ws_ok != 1 ]]; then
+    echo "v$i [$v]: skipped (WS=1 failed above)"
+    continue
+  fi
+  if [[ $(($(date +%s) - start)) -gt $((${TOTAL:-420} - 60)) ]]; then
+    echo "v$i [$v]: skipped (time)"
+    continue
+  fi
   echo "$v" >"$out/v$i.params"
+  # shellcheck disable=SC2086
+  TO=60 evalk "v$i" 6,7 $v
 done
 PYTHONUNBUFFERED=1 timeout 120 python3 - "$out" <<'PY' >"$out/torch.json" 2>"$out/torch.err"
 import json, sys, torch
