@@ -32,6 +32,7 @@ struct Warp {
 inline std::barrier<> *g_bb;
 inline Warp *g_warps;
 inline unsigned char *g_dyn;
+inline size_t g_dyn_size;
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -166,9 +167,20 @@ struct CpOp {
   void *dst;
   unsigned char data[16];
 };
+// EMU_CP_EAGER (a kernel macro, set by the harness): copies land at once
+// instead, which exposes the other race, a slot refilled while an issued
+// wgmma may still read it (emulated wgmma reads at issue and at retirement)
+inline bool g_cp_eager = false;
 inline thread_local std::vector<CpOp> t_cp_open;
 inline thread_local std::vector<std::vector<CpOp>> t_cp_groups;
 inline void cp16(void *d, const void *s, int n) {
+  if (g_cp_eager) {
+    if (n)
+      memcpy(d, s, 16);
+    else
+      memset(d, 0, 16);
+    return;
+  }
   CpOp op;
   op.dst = d;
   if (n)
@@ -249,6 +261,175 @@ inline void mma16816(float *d, const uint32_t *a, const uint32_t *b) {
     d[e] = s;
   }
 }
+// --- Hopper warpgroup MMA (wgmma, sm_90a) ---
+// Shared addresses (smem_u32) count from EMU_SMEM_BASE, 128- but not
+// 1024-aligned as a real window need not be, so a kernel that does not align
+// its 128B-swizzle atoms itself reads the wrong elements. wgmma_bf16<N> is
+// m64nNk16 bf16 -> f32 with A K-major and B MN-major (imm-trans-b 1), both
+// from shared memory through matrix descriptors decoded as the PTX ISA's
+// canonical layouts: bits [0,14) start >> 4, [16,30) LBO >> 4, [32,46)
+// SBO >> 4, [49,52) base offset (must be 0 here), [62,64) swizzle (0 none,
+// 1 128B; others abort). 128B swizzle XORs address bits [4,7) with [7,10).
+//   K-major  none: ((8,m),(8,2)):((8,SBO),(1,LBO))   SW128:
+//   ((8,m),16):((64,SBO),1) MN-major none: ((8,m),(8,k)):((1,SBO),(8,LBO))
+//   SW128: ((64,m),(8,k)):((1,LBO),(64,SBO))
+// (element strides; LBO/SBO in bytes.) The product is taken when the
+// instruction issues and again when wait_group retires it: a difference
+// means shared memory changed under an in-flight wgmma (a refilled slot) and
+// aborts; the accumulators change only at retirement, as on the device.
+constexpr uint32_t EMU_SMEM_BASE = 0x480;
+inline uint32_t smem_u32(const void *p) {
+  return (uint32_t)((const unsigned char *)p - g_dyn) + EMU_SMEM_BASE;
+}
+inline float wg_ld(uint32_t addr, int swz) {
+  if (swz == 1)
+    addr ^= ((addr >> 7) & 7) << 4;
+  if (addr < EMU_SMEM_BASE || addr + 2 > EMU_SMEM_BASE + g_dyn_size) {
+    fprintf(stderr, "wgmma operand at shared 0x%x outside the %zu bytes\n",
+            addr, g_dyn_size);
+    abort();
+  }
+  uint16_t h;
+  memcpy(&h, g_dyn + (addr - EMU_SMEM_BASE), 2);
+  return __bfloat162float(__nv_bfloat16{h});
+}
+struct WgDesc {
+  uint32_t start, lbo, sbo;
+  int swz;
+};
+inline WgDesc wg_desc(uint64_t d) {
+  WgDesc r{(uint32_t)(d & 0x3FFF) << 4, (uint32_t)((d >> 16) & 0x3FFF) << 4,
+           (uint32_t)((d >> 32) & 0x3FFF) << 4, (int)(d >> 62)};
+  if (((d >> 49) & 7) || (r.swz != 0 && r.swz != 1) ||
+      (r.swz == 1 && (r.start & 0x380))) {
+    fprintf(stderr,
+            "wgmma descriptor %#llx: base offset, swizzle mode or an "
+            "atom-unaligned 128B start this emulation does not model\n",
+            (unsigned long long)d);
+    abort();
+  }
+  return r;
+}
+inline float wg_a(const WgDesc &d, int row, int k) { // K-major
+  uint32_t a = d.swz ? d.start + (row % 8) * 128 + (row / 8) * d.sbo + k * 2
+                     : d.start + (row % 8) * 16 + (row / 8) * d.sbo +
+                           (k % 8) * 2 + (k / 8) * d.lbo;
+  return wg_ld(a, d.swz);
+}
+inline float wg_b(const WgDesc &d, int k, int col) { // MN-major
+  uint32_t a = d.swz ? d.start + (col % 64) * 2 + (col / 64) * d.lbo +
+                           (k % 8) * 128 + (k / 8) * d.sbo
+                     : d.start + (col % 8) * 2 + (col / 8) * d.sbo +
+                           (k % 8) * 16 + (k / 8) * d.lbo;
+  return wg_ld(a, d.swz);
+}
+struct WgOp {
+  uint64_t da, db;
+  float *d;
+  int n;
+  std::vector<float> at_issue;
+};
+// this thread's part of the 64 x n product: row 16*w + l/4 + 8*(e/2), column
+// 8*q + 2*(l%4) + e%2 for register 4*q + e (PTX ISA wgmma D fragment)
+inline std::vector<float> wg_product(const WgOp &op) {
+  WgDesc A = wg_desc(op.da), B = wg_desc(op.db);
+  int t = threadIdx.x & 127, w = t / 32, l = t % 32;
+  std::vector<float> r(op.n / 2);
+  for (int j = 0; j < op.n / 2; j++) {
+    int q = j / 4, e = j % 4;
+    int row = 16 * w + l / 4 + 8 * (e / 2), col = 8 * q + 2 * (l % 4) + e % 2;
+    float s = 0;
+    for (int k = 0; k < 16; k++)
+      s += wg_a(A, row, k) * wg_b(B, k, col);
+    r[j] = s;
+  }
+  return r;
+}
+inline thread_local std::vector<WgOp> t_wg_open;
+inline thread_local std::vector<std::vector<WgOp>> t_wg_groups;
+template <int N> inline void wgmma_bf16(float *d, uint64_t da, uint64_t db) {
+  WgOp op{da, db, d, N, {}};
+  op.at_issue = wg_product(op);
+  t_wg_open.push_back(op);
+}
+inline void wg_fence() {}
+inline void fence_async() {}
+template <int N> inline void acc_fence(float *) {}
+inline void wg_commit() {
+  t_wg_groups.push_back(t_wg_open);
+  t_wg_open.clear();
+}
+template <int N> inline void wg_wait() {
+  while (t_wg_groups.size() > (size_t)N) {
+    for (auto &op : t_wg_groups.front()) {
+      std::vector<float> now = wg_product(op);
+      if (memcmp(now.data(), op.at_issue.data(), now.size() * sizeof(float))) {
+        fprintf(stderr,
+                "thread %u: shared memory under an in-flight wgmma "
+                "changed before its wait_group\n",
+                threadIdx.x);
+        abort();
+      }
+      for (int j = 0; j < op.n / 2; j++)
+        op.d[j] += now[j];
+    }
+    t_wg_groups.erase(t_wg_groups.begin());
+  }
+}
+// --- mbarriers (sm_90 producer/consumer pipelines) ---
+// One state per shared address (a block's mbar_init resets it): arrivals
+// still pending in the current phase, the count, the phase's parity.
+// try_wait.parity(P) is true once the phase of parity P completed, so a
+// fresh barrier reports parity 1 done. cp_mbar_arrive
+// (cp.async.mbarrier.arrive.noinc) lands this thread's copies, then arrives.
+#include <mutex>
+#include <unordered_map>
+struct MbarState {
+  int pending, count, phase;
+};
+inline std::mutex g_mbar_mu;
+inline std::unordered_map<uint32_t, MbarState> g_mbar;
+inline void mbar_init(uint32_t bar, int count) {
+  std::lock_guard<std::mutex> g(g_mbar_mu);
+  g_mbar[bar] = {count, count, 0};
+}
+inline void mbar_arrive(uint32_t bar) {
+  std::lock_guard<std::mutex> g(g_mbar_mu);
+  auto it = g_mbar.find(bar);
+  if (it == g_mbar.end()) {
+    fprintf(stderr, "arrive on an uninitialized mbarrier at 0x%x\n", bar);
+    abort();
+  }
+  if (--it->second.pending == 0) {
+    it->second.pending = it->second.count;
+    it->second.phase ^= 1;
+  }
+}
+inline void cp_mbar_arrive(uint32_t bar) {
+  for (auto &grp : t_cp_groups)
+    for (auto &op : grp)
+      memcpy(op.dst, op.data, 16);
+  t_cp_groups.clear();
+  for (auto &op : t_cp_open)
+    memcpy(op.dst, op.data, 16);
+  t_cp_open.clear();
+  mbar_arrive(bar);
+}
+inline bool mbar_try_wait(uint32_t bar, uint32_t parity) {
+  bool done;
+  {
+    std::lock_guard<std::mutex> g(g_mbar_mu);
+    auto it = g_mbar.find(bar);
+    if (it == g_mbar.end()) {
+      fprintf(stderr, "wait on an uninitialized mbarrier at 0x%x\n", bar);
+      abort();
+    }
+    done = (uint32_t)it->second.phase != (parity & 1);
+  }
+  if (!done)
+    std::this_thread::yield();
+  return done;
+}
 // --- launching ---
 template <class F> void launch(dim3 grid, dim3 block, size_t smem, F f) {
   gridDim = grid;
@@ -259,6 +440,7 @@ template <class F> void launch(dim3 grid, dim3 block, size_t smem, F f) {
   const size_t guard = 65536;
   std::vector<unsigned char> dyn(smem + guard + 128);
   g_dyn = (unsigned char *)(((uintptr_t)dyn.data() + 127) & ~(uintptr_t)127);
+  g_dyn_size = smem;
   memset(g_dyn + smem, 0x5C, guard);
   for (unsigned bz = 0; bz < grid.z; bz++)
     for (unsigned by = 0; by < grid.y; by++)

@@ -1,11 +1,15 @@
 // gemm.cpp — CPU-emulation check of a gemm_bf16 CUDA kernel
 // (tests/cuda_emu/run.sh): random bf16 a, b; the kernel run on emu.h with its
-// launch geometry (MMA_PIPE, WMMA, BASE or the SIMT default); c against a
-// double-precision product rounded to bf16, the task's tolerance. Args: m n k.
-// Exit 1 on any mismatch.
+// launch geometry (MMA_PIPE, WGMMA, WMMA, BASE or the SIMT default); c against
+// a double-precision product rounded to bf16, the task's tolerance. Args: m n
+// k. EMU_CP_EAGER=1 among the params: cp.async lands at issue (emu.h). Exit 1
+// on any mismatch.
 #include KFILE
 #include <random>
 int main(int argc, char **argv) {
+#ifdef EMU_CP_EAGER
+  g_cp_eager = true;
+#endif
   long m = atol(argv[1]), n = atol(argv[2]), k = atol(argv[3]);
   std::mt19937 rng(1);
   std::normal_distribution<float> nd;
@@ -21,6 +25,12 @@ int main(int argc, char **argv) {
   g.x = ((m + TILE_M - 1) / TILE_M) * ((n + TILE_N - 1) / TILE_N);
   bl.x = 32 * WARPS;
   smem = STAGES * (TILE_M * (TK + 8) + TK * (TILE_N + 8)) * 2;
+#elif defined(WGMMA)
+  g.x = ((m + TILE_M - 1) / TILE_M) * ((n + TILE_N - 1) / TILE_N);
+  if (PERSIST && g.x > SMS)
+    g.x = SMS;
+  bl.x = 128 * (WGS + WS);
+  smem = STAGES * (TILE_M * 128 + 128 * TILE_N + 16) + 1024;
 #elif defined(WMMA)
   g.x = (n + TILE_N - 1) / TILE_N;
   g.y = (m + TILE_M - 1) / TILE_M;
