@@ -211,17 +211,6 @@ ks_code ks_exec_start_argv(ks_exec *x, char *const *prog, const char *job_json,
     /* a user's own setting wins (DESIGN.md: Evaluation, "One executor at
      * a time") */
     setenv("OMP_WAIT_POLICY", spin ? "active" : "passive", 0);
-    /* and each spinning thread on a core of its own: left to the
-     * scheduler, both threads of a 2-thread team were seen to share one
-     * core's run queue under load for a whole evaluation, each spinning
-     * at the barrier while the other waited for a slice (a copy of 64 MB:
-     * fastest of 12 reps 7-14 ms unbound, 0.7-1.3 ms bound, same minute,
-     * load average 200 here). The pool is made, and bound, before the
-     * sandbox closes (runner/openmp_native.c) */
-    if (spin) {
-      setenv("OMP_PROC_BIND", "spread", 0);
-      setenv("OMP_PLACES", "cores", 0);
-    }
     int devnull = open("/dev/null", O_RDONLY);
     /* fds above 6 may be where the targets are: move sources out of the
      * way first, then place each */
