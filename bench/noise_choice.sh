@@ -1,23 +1,37 @@
 #!/usr/bin/env bash
 # Issue benchmark (choosing the best under noise, DESIGN.md: Final
 # tournament, Built-in planner noise): rmsnorm's `row_blocked` template
-# alone, on the one workload 1024 x 8192. Its 81 configurations are
-# evaluated exhaustively in PASSES interleaved passes (a fresh shuffled order
-# per pass; each evaluation times the reference beside itself), their mean
-# score per configuration is the "true" order; then SEEDS searches of BUDGET
-# evaluations (built-in planner, final tournament on). Per search: the
-# reported best's configuration, its true score against the true best's
-# (goal: within 3% in every seed), and the evaluation at which the true best
-# was first evaluated. Writes JSON to OUT (default
-# bench/results/noise-choice-cpu-DATE.json, the whole table included) and
-# prints a summary. TABLE_FROM=an earlier result JSON reuses its table and
-# runs only the searches (say so when reporting: the two are then not from
-# one sitting).
-#   [PASSES=2] [SEEDS=5] [BUDGET=20] [TABLE_FROM=J] bash bench/noise_choice.sh [OUT]
+# alone, on the one workload 1024 x 8192.
+#  1. The table: its 81 configurations evaluated exhaustively in PASSES
+#     shuffled passes (default 1): only to find the leading TOP (default 8).
+#  2. The truth: TRUTH_PASSES passes (default 8) over those TOP, each
+#     evaluated beside a fixed anchor (the table's best) with `ksearch eval
+#     --beside`: the anchor runs after every timed repetition of each, on
+#     the same inputs, so each pass gives a ratio to the anchor measured in
+#     the same seconds (the anchor beside itself too: its place in the order
+#     cancels). The true order is the median ratio over passes; its own
+#     uncertainty is stated: the paired per-pass ratios of the true best
+#     over the runner-up, their median and a distribution-free interval
+#     (order statistics, >= 90% where the passes allow), and whether the
+#     two are told apart at all.
+#  3. SEEDS searches of BUDGET evaluations (built-in planner, final
+#     tournament on). Per search: the reported best's configuration, its
+#     true ratio against the true best's (goal: within 3% in every seed;
+#     a pick outside the TOP is scored from the table, and says so), and the
+#     evaluation at which the true best was first evaluated.
+# Writes JSON to OUT (default bench/results/noise-choice-cpu-DATE.json, the
+# table and the truth's passes included) and prints a summary. TABLE_FROM=an
+# earlier result JSON reuses its table (step 1) only.
+#   [PASSES=1] [TOP=8] [TRUTH_PASSES=8] [SEEDS=5] [BUDGET=20] [TABLE_FROM=J] \
+#     [FINALISTS=N] [ROUNDS=N] bash bench/noise_choice.sh [OUT]
+# Smoke test (a minute; proves the plumbing, measures nothing):
+#   CONFIGS=6 TOP=3 TRUTH_PASSES=2 SEEDS=1 BUDGET=4 FINALISTS=3 ROUNDS=2 \
+#     bash bench/noise_choice.sh /tmp/noise-smoke.json
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 ks=${KSEARCH:-$here/build/ksearch}
-passes=${PASSES:-2} seeds=${SEEDS:-5} budget=${BUDGET:-20}
+passes=${PASSES:-1} seeds=${SEEDS:-5} budget=${BUDGET:-20}
+top=${TOP:-8} truth_passes=${TRUTH_PASSES:-8}
 out=${1:-$here/bench/results/noise-choice-cpu-$(date +%Y-%m-%d).json}
 tmp=$(mktemp -d /tmp/ks-noise.XXXXXX)
 export KSEARCH_CACHE_DIR=$tmp/cache
@@ -49,6 +63,8 @@ for c, scores in json.load(open(sys.argv[1]))["table"].items():
 PY
   passes=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["passes"])' "$TABLE_FROM")
 fi
+# CONFIGS=N: only N of them (a smoke test; the true best may be missed)
+[[ -n ${CONFIGS:-} ]] && configs=$(shuf <<<"$configs" | head -n "$CONFIGS")
 for p in $( [[ -n ${TABLE_FROM:-} ]] || seq "$passes"); do
   for c in $(shuf <<<"$configs"); do
     args=()
@@ -59,22 +75,72 @@ for p in $( [[ -n ${TABLE_FROM:-} ]] || seq "$passes"); do
     echo "$p $c ${s:-0}" >>"$tmp/table.txt"
   done
 done
-for s in $(seq "$seeds"); do
-  "$ks" run "$task" --budget "$budget" --seed "$s" --out "$tmp/run$s" --json -q >"$tmp/run$s.json" 2>"$tmp/run$s.err"
+# the truth: the table's leaders, each beside the table's best, per pass
+python3 - "$tmp/table.txt" "$top" >"$tmp/top.txt" <<'PY'
+import statistics, sys
+t = {}
+for line in open(sys.argv[1]):
+    p, c, s = line.split()
+    t.setdefault(c, []).append(float(s))
+for c in sorted(t, key=lambda c: statistics.mean(t[c]), reverse=True)[:int(sys.argv[2])]:
+    print(c)
+PY
+anchor=$(head -1 "$tmp/top.txt")
+aargs=()
+IFS=, read -ra kv <<<"$anchor"
+for x in "${kv[@]}"; do aargs+=(--beside-param "$x"); done
+: >"$tmp/truth.txt"
+for p in $(seq "$truth_passes"); do
+  for c in $(shuf "$tmp/top.txt"); do
+    args=()
+    IFS=, read -ra kv <<<"$c"
+    for x in "${kv[@]}"; do args+=(--param "$x"); done
+    r=$("$ks" eval "$task" "$task/templates/c/row_blocked.c" "${args[@]}" --beside "$task/templates/c/row_blocked.c" "${aargs[@]}" --seeds 1 --json -q 2>/dev/null |
+      python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("beside_ratio", 0) if d["status"]=="ok" else 0)' 2>/dev/null)
+    echo "$p $c ${r:-0}" >>"$tmp/truth.txt"
+  done
 done
-python3 - "$tmp" "$seeds" "$passes" "$budget" "$out" "$(git -C "$here" rev-parse HEAD 2>/dev/null)" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
-import json, sqlite3, statistics, sys
+for s in $(seq "$seeds"); do
+  "$ks" run "$task" --budget "$budget" --seed "$s" --out "$tmp/run$s" ${FINALISTS:+--finalists "$FINALISTS"} ${ROUNDS:+--rounds "$ROUNDS"} --json -q >"$tmp/run$s.json" 2>"$tmp/run$s.err"
+done
+python3 - "$tmp" "$seeds" "$passes" "$budget" "$out" "$(git -C "$here" rev-parse HEAD 2>/dev/null)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$truth_passes" "$anchor" <<'PY'
+import json, math, sqlite3, statistics, sys
 tmp, seeds, passes, budget, out, commit, load = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7]
+truth_passes, anchor = int(sys.argv[8]), sys.argv[9]
 table = {}
 for line in open(tmp + "/table.txt"):
     p, c, s = line.split()
     table.setdefault(c, []).append(float(s))
 key = lambda params: ",".join("%s=%s" % (k, params[k]) for k in ("VEC", "ROWS", "SCHED", "CHUNK"))
-true = {c: statistics.mean(v) for c, v in table.items()}
+tmean = {c: statistics.mean(v) for c, v in table.items()}
+# the truth: per pass, each leader's ratio to the anchor measured beside it
+passes_r = {}
+for line in open(tmp + "/truth.txt"):
+    p, c, r = line.split()
+    passes_r.setdefault(c, {})[int(p)] = float(r)
+true = {c: statistics.median([x for x in v.values() if x > 0]) for c, v in passes_r.items() if any(x > 0 for x in v.values())}
 order = sorted(true, key=true.get, reverse=True)
 best, best_s = order[0], true[order[0]]
-# pass-to-pass spread of one configuration's score: the noise the choice faces
-spread = statistics.median(abs(v[0] - v[1]) / statistics.mean(v) for v in table.values() if len(v) > 1 and statistics.mean(v) > 0) if passes > 1 else None
+def binom_cdf(n, c):
+    return sum(math.comb(n, i) for i in range(c + 1)) / 2 ** n
+def median_ci(q):
+    q = sorted(q)
+    n, k = len(q), 1
+    while k + 1 <= (n + 1) // 2 and 1 - 2 * binom_cdf(n, k) >= 0.9:
+        k += 1
+    return q[k - 1], q[n - k], 1 - 2 * binom_cdf(n, k - 1)
+# the truth's own uncertainty: the true best over the runner-up, pass by pass
+q = [passes_r[best][p] / passes_r[order[1]][p] for p in passes_r[best] if passes_r[best][p] > 0 and passes_r[order[1]].get(p, 0) > 0]
+lo, hi, conf = median_ci(q) if q else (0, 0, 0)
+truth_unc = {"best_over_runner_up": statistics.median(q) if q else None, "interval": [lo, hi], "confidence": conf,
+             "told_apart": lo > 1, "passes": len(q),
+             "per_config_spread": {c: max(v.values()) / min(x for x in v.values() if x > 0) for c, v in passes_r.items() if any(x > 0 for x in v.values())}}
+spread = statistics.median(truth_unc["per_config_spread"].values())
+def vs_best(k):
+    if k in true:
+        return true[k] / best_s, "truth"
+    # outside the leaders: from the table, over the anchor's table score
+    return (tmean.get(k, 0) / tmean[anchor] / best_s if tmean.get(anchor) else 0), "table"
 runs = []
 for s in range(1, seeds + 1):
     r = {"seed": s}
@@ -84,30 +150,39 @@ for s in range(1, seeds + 1):
         k = key(params)
         r["reported"] = k
         r["reported_score"] = summ["best"]["score"]
-        r["true_score_of_reported"] = true.get(k)
-        r["vs_true_best"] = true.get(k, 0) / best_s if best_s else 0
-        r["tournament"] = summ.get("tournament", {}).get("note")
+        r["true_ratio_of_reported"] = true.get(k)
+        r["vs_true_best"], r["vs_from"] = vs_best(k)
+        tj = summ.get("tournament", {})
+        r["tournament"] = tj.get("note")
+        ids = {f["candidate_id"]: f for f in tj.get("finalists", [])}
+        r["tournament_evaluations"] = sum(len(f.get("ratios", [])) for f in ids.values())
         db = sqlite3.connect("file:%s/run%d/ksearch.db?mode=ro" % (tmp, s), uri=True)
         first = None
-        for i, (pj,) in enumerate(db.execute("select c.params_json from evaluations e join candidates c on c.id = e.candidate_id order by e.id")):
-            if key(json.loads(pj)) == best:
+        cid = {}
+        for i, (pj, ci) in enumerate(db.execute("select c.params_json, c.id from evaluations e join candidates c on c.id = e.candidate_id order by e.id")):
+            cid[ci] = key(json.loads(pj))
+            if first is None and key(json.loads(pj)) == best:
                 first = i + 1
-                break
         r["true_best_first_evaluated_at"] = first
+        r["true_best_in_final"] = any(cid.get(i) == best for i in ids)
     except Exception as e:
         r["error"] = str(e)
     runs.append(r)
 ok = sum(1 for r in runs if r.get("vs_true_best", 0) >= 0.97)
 res = {"commit": commit, "command": "bash bench/noise_choice.sh", "load_average": load,
        "table_from": __import__("os").environ.get("TABLE_FROM"),
-       "workload": "rmsnorm row_blocked 1024x8192", "passes": passes, "budget": budget,
-       "true_best": best, "true_best_score": best_s, "runner_up": order[1], "runner_up_score": true[order[1]],
-       "top5": [[c, true[c]] for c in order[:5]], "median_pass_to_pass_spread": spread,
-       "runs": runs, "within_3pct": "%d of %d" % (ok, len(runs)), "table": table}
+       "workload": "rmsnorm row_blocked 1024x8192", "passes": passes, "truth_passes": truth_passes,
+       "budget": budget, "anchor": anchor,
+       "true_best": best, "true_best_ratio": best_s, "runner_up": order[1], "runner_up_ratio": true[order[1]],
+       "true_order": [[c, true[c]] for c in order], "truth_uncertainty": truth_unc,
+       "median_truth_pass_spread": spread,
+       "runs": runs, "within_3pct": "%d of %d" % (ok, len(runs)), "table": table, "truth_passes_raw": passes_r}
 json.dump(res, open(out, "w"), indent=1)
-print("true best %s %.3f (runner-up %s %.3f); pass-to-pass spread %.1f%%" % (best, best_s, order[1], true[order[1]], 100 * (spread or 0)))
+print("true best %s (ratio to the anchor %.3f), runner-up %s (%.3f)" % (best, best_s, order[1], true[order[1]]))
+print("truth's own uncertainty: best / runner-up %.3f, interval %.3f to %.3f (%.0f%%, %d passes): %s; median per-config spread over passes %.1f%%" % (
+    truth_unc["best_over_runner_up"] or 0, lo, hi, 100 * conf, len(q), "told apart" if lo > 1 else "NOT told apart: a pick of the runner-up is within the truth's noise", 100 * (spread - 1)))
 for r in runs:
-    print("seed %d: reported %s -> %.3f of the true best; true best first evaluated at %s; %s" % (r["seed"], r.get("reported"), r.get("vs_true_best", 0), r.get("true_best_first_evaluated_at"), r.get("tournament")))
+    print("seed %d: reported %s -> %.3f of the true best (%s); true best first evaluated at %s, in the final: %s; %s" % (r["seed"], r.get("reported"), r.get("vs_true_best", 0), r.get("vs_from"), r.get("true_best_first_evaluated_at"), r.get("true_best_in_final"), r.get("tournament")))
 print("within 3%%: %s  (%s)" % (res["within_3pct"], out))
 PY
 rm -rf "$tmp"

@@ -11,8 +11,46 @@
  * cache resists being thrashed by data touched once), so cache-resident
  * kernels were timed at 1.5-2.4x the DRAM roofline. */
 #include <omp.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each thread of a spinning pool (OMP_WAIT_POLICY=active: host C
+ * executors) on a CPU of its own. Left to the scheduler, both threads of a
+ * 2-thread team were seen sharing one CPU's run queue under load for a
+ * whole evaluation, each spinning at the barrier while the other waited
+ * for a slice (a 64 MB copy, fastest of 12: 7-14 ms unbound, 0.7-1.3 ms
+ * pinned, alternating in the same minute at load average 200; an honest
+ * rmsnorm timed at 10.8 ms instead of 1.45). Done here, by the threads
+ * themselves, rather than with OMP_PROC_BIND: libgomp then never wants a
+ * thread at a place the pool lacks, which after the sandbox closes would
+ * be a forbidden clone. A user's OMP_PROC_BIND, KSEARCH_NO_PIN, or fewer
+ * allowed CPUs than threads: no pinning. */
+static void pin_pool(int threads) {
+  const char *wp = getenv("OMP_WAIT_POLICY");
+  if (!wp || strcmp(wp, "active") || getenv("OMP_PROC_BIND") ||
+      getenv("KSEARCH_NO_PIN"))
+    return;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+    return;
+  static int cpus[CPU_SETSIZE];
+  int n = 0;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &allowed))
+      cpus[n++] = c;
+  if (threads < 2 || n < threads)
+    return;
+#pragma omp parallel
+  {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[omp_get_thread_num() % n], &one);
+    (void)sched_setaffinity(0, sizeof one, &one); /* this thread */
+  }
+}
 
 void ks_runner_openmp_start(int threads) {
   omp_set_dynamic(0);
@@ -24,6 +62,7 @@ void ks_runner_openmp_start(int threads) {
     sink += 1;
   }
   (void)sink;
+  pin_pool(threads);
 }
 
 void ks_runner_flush(volatile unsigned char *buf, size_t n, int pass) {

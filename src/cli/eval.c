@@ -23,6 +23,10 @@ static const char k_usage[] =
     "  --device N       OpenCL device (see `ksearch roofline --backend "
     "opencl --list`)\n"
     "  --param K=V      set a parameter macro (repeatable)\n"
+    "  --beside FILE    time this candidate beside every timed repetition "
+    "instead of the reference and report beside_ratio (its time / this "
+    "one's, same seconds)\n"
+    "  --beside-param K=V  a parameter of that one (repeatable)\n"
     "  --threads N      threads for the kernel and the reference (default: "
     "all cores)\n"
     "  --seeds N        correctness seeds per workload (default 3)\n"
@@ -80,28 +84,49 @@ static void print_table(const ks_task *task, const ks_eval_result *r) {
     printf("reason: %s\n", r->error);
 }
 
+/* --param / --beside-param: NAME=VALUE each */
+static ks_code set_params(ks_candidate *c, const char *const *kv, int n,
+                          ks_err *err) {
+  for (int i = 0; i < n; i++) {
+    char name[128];
+    const char *eq = strchr(kv[i], '=');
+    if (!eq || eq == kv[i] || (size_t)(eq - kv[i]) >= sizeof name)
+      return ks_err_set(err, KS_ERR_INPUT,
+                        "eval: parameter %s: expected NAME=VALUE", kv[i]);
+    memcpy(name, kv[i], (size_t)(eq - kv[i]));
+    name[eq - kv[i]] = 0;
+    ks_code rc = ks_candidate_set_param(c, name, eq + 1, err);
+    if (rc)
+      return rc;
+  }
+  return KS_OK;
+}
+
 int ks_cmd_eval(int argc, char **argv) {
-  static const struct option opts[] = {{"backend", required_argument, 0, 'b'},
-                                       {"device", required_argument, 0, 'D'},
-                                       {"param", required_argument, 0, 'p'},
-                                       {"threads", required_argument, 0, 't'},
-                                       {"seeds", required_argument, 0, 's'},
-                                       {"min-time", required_argument, 0, 'm'},
-                                       {"min-reps", required_argument, 0, 'r'},
-                                       {"no-flush", no_argument, 0, 'F'},
-                                       {"workloads", required_argument, 0, 'W'},
-                                       {"no-timing", no_argument, 0, 'T'},
-                                       {"no-spec-check", no_argument, 0, 'S'},
-                                       {"timeout", required_argument, 0, 'o'},
-                                       {"json", no_argument, 0, 'j'},
-                                       {"quiet", no_argument, 0, 'q'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+  static const struct option opts[] = {
+      {"backend", required_argument, 0, 'b'},
+      {"device", required_argument, 0, 'D'},
+      {"param", required_argument, 0, 'p'},
+      {"beside", required_argument, 0, 'B'},
+      {"beside-param", required_argument, 0, 'P'},
+      {"threads", required_argument, 0, 't'},
+      {"seeds", required_argument, 0, 's'},
+      {"min-time", required_argument, 0, 'm'},
+      {"min-reps", required_argument, 0, 'r'},
+      {"no-flush", no_argument, 0, 'F'},
+      {"workloads", required_argument, 0, 'W'},
+      {"no-timing", no_argument, 0, 'T'},
+      {"no-spec-check", no_argument, 0, 'S'},
+      {"timeout", required_argument, 0, 'o'},
+      {"json", no_argument, 0, 'j'},
+      {"quiet", no_argument, 0, 'q'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
   ks_eval_opts eo;
   ks_eval_opts_default(&eo);
   const char *backend = NULL;
-  const char *params[64];
-  int n_params = 0;
+  const char *params[64], *bparams[64], *beside = NULL;
+  int n_params = 0, n_bparams = 0;
   bool as_json = false;
   const char *workloads = NULL;
   double v;
@@ -120,6 +145,12 @@ int ks_cmd_eval(int argc, char **argv) {
       if (n_params >= 64)
         return ks_cli_fail(2, "eval: at most 64 --param options");
       params[n_params++] = optarg;
+      break;
+    case 'B': beside = optarg; break;
+    case 'P':
+      if (n_bparams >= 64)
+        return ks_cli_fail(2, "eval: at most 64 --beside-param options");
+      bparams[n_bparams++] = optarg;
       break;
     case 't':
       if (parse_num("--threads", optarg, 1, 4096, &v))
@@ -179,23 +210,25 @@ int ks_cmd_eval(int argc, char **argv) {
     rc = ks_cli_fail(ks_exit_code(err.code), err.msg);
     goto out_task;
   }
-  for (int i = 0; i < n_params; i++) {
-    char name[128];
-    const char *eq = strchr(params[i], '=');
-    if (!eq || eq == params[i] || (size_t)(eq - params[i]) >= sizeof name) {
-      fprintf(stderr, "ksearch eval: --param %s: expected NAME=VALUE\n",
-              params[i]);
-      rc = 2;
+  ks_candidate bcand;
+  bool have_b = false;
+  if (set_params(&cand, params, n_params, &err)) {
+    rc = ks_cli_fail(2, err.msg);
+    goto out_cand;
+  }
+  ks_candidate_fill_defaults(&cand);
+  if (beside) {
+    if (ks_candidate_load(beside, task->name, &bcand, &err)) {
+      rc = ks_cli_fail(ks_exit_code(err.code), err.msg);
       goto out_cand;
     }
-    memcpy(name, params[i], (size_t)(eq - params[i]));
-    name[eq - params[i]] = 0;
-    if (ks_candidate_set_param(&cand, name, eq + 1, &err)) {
+    have_b = true;
+    if (set_params(&bcand, bparams, n_bparams, &err)) {
       rc = ks_cli_fail(2, err.msg);
       goto out_cand;
     }
+    ks_candidate_fill_defaults(&bcand);
   }
-  ks_candidate_fill_defaults(&cand);
   eo.backend = backend ? backend : cand.backend;
   if (ks_evaluator_new(task, &eo, &ev, &err)) {
     rc = ks_cli_fail(ks_exit_code(err.code), err.msg);
@@ -203,7 +236,8 @@ int ks_cmd_eval(int argc, char **argv) {
   }
   if (!eo.quiet)
     ks_log(KS_LOG_INFO, "evaluating %s", cand.path);
-  if (ks_evaluate(ev, &cand, &res, &err)) {
+  if (have_b ? ks_evaluate_beside(ev, &cand, &bcand, &res, &err)
+             : ks_evaluate(ev, &cand, &res, &err)) {
     rc = ks_cli_fail(ks_exit_code(err.code), err.msg);
     goto out_ev;
   }
@@ -223,6 +257,8 @@ int ks_cmd_eval(int argc, char **argv) {
 out_ev:
   ks_evaluator_free(ev);
 out_cand:
+  if (have_b)
+    ks_candidate_free(&bcand);
   ks_candidate_free(&cand);
 out_task:
   ks_task_free(task);

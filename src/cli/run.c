@@ -32,11 +32,10 @@ static const char k_usage[] =
     "numbers them, or AXIS=V[+AXIS=V], comma-separated\n"
     "  --stagnation N    stop after N evaluations without a new best "
     "(default 25)\n"
-    "  --finalists N     at the end, re-time the N leading candidates "
-    "together, the better half going on after two rounds (default 8 when "
+    "  --finalists N     at the end, re-time the N leading candidates, "
+    "each beside the best, until the leader is told apart (default 8 when "
     "--budget >= 10, else 0)\n"
-    "  --rounds N        interleaved rounds of that tournament: what the last "
-    "two get (default 5)\n"
+    "  --rounds N        rounds of that tournament, at most (default 6)\n"
     "  --planner P       builtin (default), random (the baseline) or llm\n"
     "  --seed S          seed of selection ties and parameter draws "
     "(default 1)\n"
@@ -467,11 +466,11 @@ static const char k_show_usage[] =
     "               object on stdout\n"
     "  --retime     time the run's leading candidates again together, now, "
     "in\n"
-    "               interleaved rounds (the final tournament), and update\n"
+    "               paired rounds (the final tournament), and update\n"
     "               best/ and summary.json with the winner and its margin;\n"
     "               no new candidates are made\n"
     "  --finalists N  leaders taken (default 8)\n"
-    "  --rounds N     interleaved rounds (default 5)\n"
+    "  --rounds N     rounds, at most (default 6)\n"
     "  other options (--min-time, --threads, ...) are those of `ksearch run`\n";
 
 /* `show --retime`: the run resumed with no evaluations left, so that only

@@ -56,10 +56,18 @@ typedef struct ks_wl_result {
   double window_ns_min; /* the judge's fastest exchange of a timed rep */
   double probe_gbps;    /* the ceiling probed beside it, 0 if none */
   double probe_spread;  /* probe (median - min) / min */
-  double ceiling_gbps;  /* the bandwidth the fraction was taken over */
-  bool ceiling_probed;  /* true: the probe; false: the cached roofline */
-  bool clock_verified;  /* false: faster than the judge's clock resolves */
-  bool speedup_capped;  /* capped at the verified workloads' mean */
+  /* the memory side of the roofline fraction from the reps' pairs: median
+   * of (probe time / candidate time) times the task's bytes over the
+   * probe's bytes; 0 if none (DESIGN.md: Ceiling probe) */
+  double paired_fraction;
+  int probe_pairs;
+  /* what the drift-corrected score rescales by: probe time over its time
+   * at the cached bandwidth (1 = the machine as fast as cached) */
+  double probe_drift;
+  double ceiling_gbps; /* the bandwidth the fraction was taken over */
+  bool ceiling_probed; /* true: the probe; false: the cached roofline */
+  bool clock_verified; /* false: faster than the judge's clock resolves */
+  bool speedup_capped; /* capped at the verified workloads' mean */
   /* device backends: the kernels' own time (events), which speedup, gbps
    * and roofline_fraction then use on a GPU; and the speedup over the
    * task's device baseline (tasks/<t>/baseline/<backend>.*), 0 if none */
@@ -69,6 +77,7 @@ typedef struct ks_wl_result {
    * timed beside this candidate: calls made, and on devices its fastest */
   int anchor_reps;
   double baseline_beside_ns;
+  double anchor_ns_min; /* the anchor's fastest call, whatever it was */
   char reason[600];
 } ks_wl_result;
 
@@ -80,6 +89,8 @@ typedef struct ks_eval_result {
    * baseline, score is baseline_score and reference_score keeps the speedup
    * over the C reference */
   double baseline_score, reference_score;
+  double paired_score; /* ks_eval_paired_score, for the record (eval --json) */
+  double beside_ratio; /* ks_evaluate_beside; 0 otherwise or if not timed */
   int n_workloads;
   ks_wl_result wl[KS_MAX_WORKLOADS];
   char error[2048]; /* the reason, when status != ok */
@@ -102,6 +113,16 @@ void ks_evaluator_free(ks_evaluator *ev);
  * an error only when the environment or ksearch itself failed. */
 ks_code ks_evaluate(ks_evaluator *ev, ks_candidate *cand, ks_eval_result *res,
                     ks_err *err);
+/* The same, with another candidate (built here, cached) timed beside it
+ * instead of the reference: after every timed repetition of every
+ * workload, on the same inputs, sandboxed like a candidate and checked for
+ * nothing (DESIGN.md: Final tournament). res->beside_ratio is then the
+ * geometric mean over workloads of (beside's fastest / this one's fastest):
+ * above 1, this one is faster, both measured in the same seconds. The
+ * score and the speedups stay over the evaluator's fixed bases. */
+ks_code ks_evaluate_beside(ks_evaluator *ev, ks_candidate *cand,
+                           ks_candidate *beside, ks_eval_result *res,
+                           ks_err *err);
 void ks_eval_result_free(ks_eval_result *res);
 /* The JSON object of `ksearch eval --json` (DESIGN.md, issue contract). */
 json_t *ks_eval_result_to_json(const ks_task *task, const ks_eval_result *r);
@@ -114,5 +135,13 @@ const double *ks_evaluator_ref_times(const ks_evaluator *ev);
  * (the tournament's rounds), where the anchor adds only its own noise; the
  * same capping of unverified workloads as the score. 0 unless ok. */
 double ks_eval_fixed_score(const ks_evaluator *ev, const ks_eval_result *res);
+/* The fixed score with each probed workload's time rescaled by the probe
+ * timed beside it, rep by rep, to the machine at its cached bandwidth:
+ * base / t * (probe time / probe time at the cached bandwidth). A slowdown
+ * of the machine during the evaluation moves the candidate and the probe
+ * alike and cancels, which neither anchor does (the scalar reference runs
+ * on one thread and a few reps). What the tournament compares. Workloads
+ * without a probe count as in the fixed score. 0 unless ok. */
+double ks_eval_paired_score(const ks_evaluator *ev, const ks_eval_result *res);
 
 #endif

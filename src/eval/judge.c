@@ -583,6 +583,9 @@ static bool run_workload(judge_ctx *c, int wi) {
     int order[KS_MAX_SETS];
     shuffle(order, nsets);
     double cl[KS_MAX_SETS], dv[KS_MAX_SETS], pr[KS_MAX_SETS], an[KS_MAX_SETS];
+    /* paired probe and candidate times, by the probe's store variant */
+    double pp[2][KS_MAX_SETS], pc[2][KS_MAX_SETS];
+    int npq[2] = {0, 0};
     double wmin = 0;
     int nd = 0, np = 0, na = 0;
     for (int k = 0; ok && k < nsets; k++) {
@@ -613,8 +616,17 @@ static bool run_workload(judge_ctx *c, int wi) {
        * them (a slower anchor or a lower ceiling would only flatter it) */
       double tb = ks_now();
       int64_t pns;
-      if (c->have_probe && probe_once(c, wi, k, &pns))
+      if (c->have_probe && probe_once(c, wi, k, &pns)) {
         pr[np++] = (double)pns;
+        /* the candidate's time of this rep as the judge counts it: never
+         * less than its exchange less the round trip */
+        double tk = (double)window - c->o->ping_ns;
+        tk = p->reference || (double)claimed > tk ? (double)claimed : tk;
+        if (tk > 0) {
+          pp[k % 2][npq[k % 2]] = (double)pns;
+          pc[k % 2][npq[k % 2]++] = tk;
+        }
+      }
       int64_t ans;
       if (c->have_anchor && k < p->anchor_sets[wi] && anchor_once(c, wi, &ans))
         an[na++] = (double)ans;
@@ -650,6 +662,16 @@ static bool run_workload(judge_ctx *c, int wi) {
           r->probe_bytes += (double)l.in_b[i];
         for (int i = 0; i < t->n_outputs; i++)
           r->probe_bytes += (double)l.out_b[i];
+        /* per store variant; the faster variant (the lower ratio) is the
+         * ceiling */
+        for (int v = 0; v < 2; v++) {
+          int used;
+          double q = ks_pair_ratio(pp[v], pc[v], npq[v], &used);
+          if (q > 0 && (r->probe_ratio <= 0 || q < r->probe_ratio)) {
+            r->probe_ratio = q;
+            r->probe_pairs = used;
+          }
+        }
       }
       /* a gross lie is a violation; a small one is floored above */
       if (!p->reference && floor_ns > 100e3 &&
@@ -668,8 +690,12 @@ static bool run_workload(judge_ctx *c, int wi) {
   return true;
 }
 
-/* Starts a trusted executor beside the candidate (the probe, the anchor) on
- * the same input memfd and an output memfd of its own, loads its artifact
+/* Starts an executor beside the candidate (the probe, the anchor) on the
+ * same input memfd and an output memfd of its own (the probe: the
+ * candidate's, which it writes after the judge has compared them and before
+ * the next call's poison, so that both move the same physical pages and a
+ * lucky or unlucky placement of one buffer cannot favour either), loads its
+ * artifact
  * when it has one, and leaves it frozen until its first call. false: it is
  * not there (the evaluation goes on without it). */
 static bool start_beside(judge_ctx *c, ks_exec *x, shm *out, const char *name,
@@ -680,7 +706,7 @@ static bool start_beside(judge_ctx *c, ks_exec *x, shm *out, const char *name,
   pp.artifact = artifact;
   ks_err e;
   ks_exec_event ev;
-  return shm_new(out, name, out_size, false, &e) == KS_OK &&
+  return (out == &c->out || shm_new(out, name, out_size, false, &e) == KS_OK) &&
          start(x, backend,
                job_json(&pp, mode, backend, landlock, host, in_size, out_size),
                &c->in, out, c->p->threads, c->p->timeout_s, &e) == KS_OK &&
@@ -753,14 +779,14 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
    * kernels it never launches) */
   bool dev_probe = be->probe_move && !p->reference && p->artifact;
   if (p->probe)
-    c.have_probe =
-        start_beside(&c, &c.probe, &c.pout, "ksearch-probe", "probe",
-                     dev_probe ? p->backend : "c", dev_probe ? p->artifact : "",
-                     !dev_probe, landlock, in_size, out_size);
+    c.have_probe = start_beside(
+        &c, &c.probe, dev_probe ? &c.pout : &c.out, "ksearch-probe", "probe",
+        dev_probe ? p->backend : "c", dev_probe ? p->artifact : "", !dev_probe,
+        landlock, in_size, out_size);
   if (p->anchor_artifact && p->anchor_artifact[0]) {
     const ks_backend_i *abe = ks_backend_get(p->anchor_backend);
     c.anchor_device = abe && ks_backend_device_buffers(abe);
-    bool ref = !strcmp(p->anchor_backend, "c");
+    bool ref = !strcmp(p->anchor_backend, "c") && !p->anchor_untrusted;
     c.have_anchor =
         abe && start_beside(&c, &c.anchor, &c.aout, "ksearch-anchor",
                             ref ? "reference" : "candidate", p->anchor_backend,

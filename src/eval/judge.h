@@ -56,6 +56,9 @@ typedef struct ks_judge_plan {
    * (DESIGN.md: Ratios in one sitting). NULL: none. */
   const char *anchor_artifact;
   const char *anchor_backend;
+  /* the anchor is a candidate (the tournament's yardstick), not trusted
+   * code: it runs in candidate mode, sandboxed like the candidate */
+  bool anchor_untrusted;
   int anchor_sets[KS_MAX_WORKLOADS]; /* timed sets that also time it */
 } ks_judge_plan;
 
@@ -72,7 +75,15 @@ typedef struct ks_judge_wl {
   double probe_ns_min; /* fastest ceiling probe, 0 if none */
   double probe_ns_median;
   double probe_bytes; /* what one probe moved */
-  int anchor_reps;    /* anchor calls beside the timed sets, 0 if none */
+  /* probe time / candidate time over the timed reps, each candidate rep
+   * paired with the probe run right after it (ks_pair_ratio: the median of
+   * the pairs neither of which was pre-empted), for each of the probe's two
+   * store variants, the faster kept (the lower ratio): a slowdown of the
+   * machine that hits both within a rep cancels (DESIGN.md: Ceiling
+   * probe). 0 if none. */
+  double probe_ratio;
+  int probe_pairs; /* reps that gave the kept ratio */
+  int anchor_reps; /* anchor calls beside the timed sets, 0 if none */
   double anchor_ns_min, anchor_ns_median; /* device time on devices */
 } ks_judge_wl;
 

@@ -1,4 +1,5 @@
-/* timing.c — see timing.h. Quantiles by linear interpolation. */
+/* timing.c — see timing.h. Quantiles by linear interpolation; paired
+ * ratios by the median of the clean pairs. */
 #include "eval/timing.h"
 
 #include <stdlib.h>
@@ -24,4 +25,28 @@ ks_time_stats ks_time_summarize(double *s, int n) {
   st.min_ns = s[0];
   st.iqr_ns = quantile(s, n, 0.75) - quantile(s, n, 0.25);
   return st;
+}
+
+double ks_pair_ratio(const double *num, const double *den, int n, int *used) {
+  if (used)
+    *used = 0;
+  if (n <= 0)
+    return 0;
+  double mn = num[0], md = den[0];
+  for (int k = 1; k < n; k++) {
+    mn = num[k] < mn ? num[k] : mn;
+    md = den[k] < md ? den[k] : md;
+  }
+  double q[64];
+  int m = 0;
+  for (int k = 0; k < n && m < 64; k++)
+    if (num[k] <= KS_PAIR_CLEAN * mn && den[k] <= KS_PAIR_CLEAN * md &&
+        den[k] > 0)
+      q[m++] = num[k] / den[k];
+  if (!m)
+    return md > 0 ? mn / md : 0;
+  qsort(q, (size_t)m, sizeof *q, cmp);
+  if (used)
+    *used = m;
+  return m % 2 ? q[m / 2] : 0.5 * (q[m / 2 - 1] + q[m / 2]);
 }

@@ -25,4 +25,14 @@ typedef struct ks_time_stats {
 /* Sorts samples in place. */
 ks_time_stats ks_time_summarize(double *samples_ns, int n);
 
+/* Paired repetitions (DESIGN.md: Ceiling probe): num[k] and den[k] were
+ * timed back to back. The median of num[k] / den[k] over the pairs where
+ * neither was pre-empted (each within KS_PAIR_CLEAN of its own series'
+ * fastest); the machine's slowdown of the moment hits both members of a
+ * pair and cancels, where min(num) / min(den) takes two different moments.
+ * No clean pair: min(num) / min(den). 0 if n <= 0. *used: the pairs that
+ * counted (0 for the fallback); may be NULL. */
+#define KS_PAIR_CLEAN 1.3
+double ks_pair_ratio(const double *num, const double *den, int n, int *used);
+
 #endif

@@ -37,7 +37,7 @@ void ks_search_opts_default(ks_search_opts *o) {
   o->budget = 30;
   o->stagnation = 25;
   o->finalists = -1; /* 8 for budgets of 10 or more, else none */
-  o->tourney_rounds = 5;
+  o->tourney_rounds = 6;
   o->seed = 1;
   o->max_attempts = 3;
   o->parallel = 1;

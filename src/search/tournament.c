@@ -1,7 +1,12 @@
-/* tournament.c — see tournament.h. The interval: with R rounds, the range
- * [min, max] of the R paired ratios winner/runner-up covers their median
- * with probability 1 - 2^(1-R) (every ratio falls on one side of the median
- * with probability 1/2 each): 0.94 at R = 5, 0.998 at R = 10. */
+/* tournament.c — see tournament.h. Statistics: a finalist's per-round
+ * ratios to the yardstick are paired with the leader's of the same round
+ * (q = ratio_f / ratio_leader: the yardstick's own noise cancels in q as
+ * well); under "no difference" each q is below 1 with probability 1/2, so
+ * a sign test decides without assuming how the noise is distributed (here
+ * it is not normal: pre-empted repetitions, bandwidth shared with
+ * neighbours). The interval for the median of q is a pair of order
+ * statistics, [q_(k), q_(n+1-k)], covering it with probability
+ * 1 - 2 P(Bin(n, 1/2) < k). */
 #include "search/tournament.h"
 
 #include <math.h>
@@ -13,11 +18,165 @@ static int cmp_d(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static double median_of(const double *v, int n) {
+/* the median of the positive values (0 if none) */
+static double median_pos(const double *v, int n) {
   double tmp[KS_TOURNEY_ROUNDS_MAX];
-  memcpy(tmp, v, sizeof(double) * (size_t)n);
-  qsort(tmp, (size_t)n, sizeof *tmp, cmp_d);
-  return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (v[i] > 0)
+      tmp[m++] = v[i];
+  if (!m)
+    return 0;
+  qsort(tmp, (size_t)m, sizeof *tmp, cmp_d);
+  return m % 2 ? tmp[m / 2] : 0.5 * (tmp[m / 2 - 1] + tmp[m / 2]);
+}
+
+/* P(Bin(n, 1/2) <= c) */
+static double binom_cdf(int n, int c) {
+  double p = 0, term = pow(0.5, n); /* C(n, 0) / 2^n */
+  for (int i = 0; i <= c && i <= n; i++) {
+    p += term;
+    term = term * (n - i) / (i + 1);
+  }
+  return p;
+}
+
+/* the paired ratios of f over g in the rounds both finished */
+static int paired(const ks_tourney_result *r, int f, int g, double *q) {
+  int n = 0;
+  for (int k = 0; k < r->rounds; k++)
+    if (k < r->n_rounds[f] && k < r->n_rounds[g] && r->ratio[f][k] > 0 &&
+        r->ratio[g][k] > 0)
+      q[n++] = r->ratio[f][k] / r->ratio[g][k];
+  return n;
+}
+
+/* one-sided sign test at 1/16: 4 rounds all slower is the least evidence;
+ * or 3 rounds all at least 5% slower (a finalist that far behind in every
+ * round is not the one the tournament is about) */
+static bool clearly_slower(const double *q, int n) {
+  int above = 0;
+  double hi = 0;
+  for (int i = 0; i < n; i++) {
+    above += q[i] >= 1;
+    hi = q[i] > hi ? q[i] : hi;
+  }
+  return (n >= 4 && binom_cdf(n, above) <= 1.0 / 16) ||
+         (n >= 3 && above == 0 && hi < 0.95);
+}
+
+static bool alive(const ks_tourney_result *r, int f) {
+  return !r->failed[f] && !r->out_after[f];
+}
+
+/* the alive finalist with the best median ratio so far, -1 none */
+static int leader(ks_tourney_result *r) {
+  int best = -1;
+  for (int f = 0; f < r->n; f++) {
+    if (!alive(r, f))
+      continue;
+    r->median[f] = median_pos(r->ratio[f], r->n_rounds[f]);
+    if (best < 0 || r->median[f] > r->median[best])
+      best = f;
+  }
+  return best;
+}
+
+ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
+                        ks_tourney_measure measure, void *ctx,
+                        ks_tourney_result *r, ks_err *err) {
+  memset(r, 0, sizeof *r);
+  r->winner = r->runner_up = -1;
+  n = n > KS_TOURNEY_MAX ? KS_TOURNEY_MAX : n;
+  int rounds = o->rounds < 1 ? 6 : o->rounds;
+  rounds = rounds > KS_TOURNEY_ROUNDS_MAX ? KS_TOURNEY_ROUNDS_MAX : rounds;
+  r->n = n;
+  r->yardstick = 0;
+  if (n < 2)
+    return KS_OK;
+  ks_rng rng;
+  ks_rng_seed(&rng, o->seed, 0x70a4);
+  ks_code rc = KS_OK;
+  for (int round = 0; !rc && round < rounds; round++) {
+    int order[KS_TOURNEY_MAX], m = 0;
+    for (int f = 0; f < n; f++)
+      if (alive(r, f))
+        order[m++] = f;
+    if (m < 2)
+      break;
+    for (int i = m - 1; i > 0; i--) {
+      int j = (int)(ks_rng_u64(&rng) % (uint64_t)(i + 1));
+      int t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+    r->rounds = round + 1;
+    for (int k = 0; !rc && k < m; k++) {
+      int f = order[k];
+      double ratio = 0, fixed = 0;
+      rc = measure(ctx, f, r->yardstick, &ratio, &fixed, err);
+      r->ratio[f][round] = ratio > 0 && isfinite(ratio) ? ratio : 0;
+      r->fixed[f][round] = fixed;
+      r->n_rounds[f] = round + 1;
+      /* not correct this time: out (correct without a ratio, the
+       * yardstick did not run: that round does not count for it) */
+      if (!rc && !(fixed > 0))
+        r->failed[f] = true;
+    }
+    if (rc)
+      break;
+    if (!o->quiet)
+      ks_log(KS_LOG_INFO, "tournament: round %d of at most %d done (%d in)",
+             round + 1, rounds, m);
+    int lead = leader(r);
+    if (lead < 0)
+      break;
+    int still = 0;
+    for (int f = 0; f < n; f++) {
+      if (f == lead || !alive(r, f))
+        continue;
+      double q[KS_TOURNEY_ROUNDS_MAX];
+      int nq = paired(r, f, lead, q);
+      if (clearly_slower(q, nq))
+        r->out_after[f] = round + 1;
+      else
+        still++;
+    }
+    if (still == 0)
+      break; /* the leader is told apart from every other finalist */
+  }
+  if (rc)
+    return rc;
+  for (int f = 0; f < n; f++) {
+    r->median[f] = median_pos(r->ratio[f], r->n_rounds[f]);
+    r->fixed_median[f] = median_pos(r->fixed[f], r->n_rounds[f]);
+  }
+  r->winner = leader(r);
+  if (r->winner < 0)
+    return KS_OK;
+  for (int f = 0; f < n; f++)
+    if (f != r->winner && !r->failed[f] && r->median[f] > 0 &&
+        (r->runner_up < 0 || r->median[f] > r->median[r->runner_up]))
+      r->runner_up = f;
+  if (r->runner_up < 0)
+    return KS_OK;
+  double q[KS_TOURNEY_ROUNDS_MAX];
+  int nq = paired(r, r->winner, r->runner_up, q);
+  if (nq > 0) {
+    qsort(q, (size_t)nq, sizeof *q, cmp_d);
+    r->margin = nq % 2 ? q[nq / 2] : 0.5 * (q[nq / 2 - 1] + q[nq / 2]);
+    /* the narrowest pair of order statistics with 90% coverage; with
+     * fewer than 5 rounds none reaches it: the range, with what it has */
+    int k = 1;
+    while (k + 1 <= (nq + 1) / 2 && 1 - 2 * binom_cdf(nq, k) >= 0.9)
+      k++;
+    r->ci_lo = q[k - 1];
+    r->ci_hi = q[nq - k];
+    r->confidence = 1 - 2 * binom_cdf(nq, k - 1);
+    /* and not on a coin's word: fewer than 4 rounds cover less than 85% */
+    r->told_apart = r->ci_lo > 1 && r->confidence >= 0.85;
+  }
+  return KS_OK;
 }
 
 static ks_code load_candidate(ks_store *st, const ks_task *task, int64_t id,
@@ -43,15 +202,29 @@ static ks_code load_candidate(ks_store *st, const ks_task *task, int64_t id,
   return rc;
 }
 
+typedef struct real_ctx {
+  ks_evaluator *ev;
+  ks_candidate *cands;
+} real_ctx;
+
+static ks_code real_measure(void *ctx, int f, int y, double *ratio,
+                            double *fixed, ks_err *err) {
+  real_ctx *c = ctx;
+  ks_eval_result res;
+  ks_code rc = ks_evaluate_beside(c->ev, &c->cands[f], &c->cands[y], &res, err);
+  bool ok = !rc && res.status == KS_EVAL_OK;
+  *ratio = ok ? res.beside_ratio : 0;
+  *fixed = ok ? ks_eval_fixed_score(c->ev, &res) : 0;
+  ks_eval_result_free(&res);
+  return rc;
+}
+
 ks_code ks_tournament(ks_evaluator *ev, ks_store *store, const ks_task *task,
                       const ks_tourney_opts *o, ks_tourney_result *r,
                       ks_err *err) {
   memset(r, 0, sizeof *r);
   r->winner = r->runner_up = -1;
   int want = o->finalists > KS_TOURNEY_MAX ? KS_TOURNEY_MAX : o->finalists;
-  int rounds = o->rounds < 1 ? 5 : o->rounds;
-  if (rounds > KS_TOURNEY_ROUNDS_MAX)
-    rounds = KS_TOURNEY_ROUNDS_MAX;
   if (want < 2)
     return KS_OK;
   ks_store_eval *top = NULL;
@@ -62,127 +235,56 @@ ks_code ks_tournament(ks_evaluator *ev, ks_store *store, const ks_task *task,
     return rc;
   }
   ks_candidate cands[KS_TOURNEY_MAX];
+  int64_t ids[KS_TOURNEY_MAX];
+  double ss[KS_TOURNEY_MAX];
   int have = 0;
   for (size_t i = 0; i < n && !rc; i++) {
     rc = load_candidate(store, task, top[i].candidate_id, &cands[have], err);
     if (!rc) {
-      r->cand[have] = top[i].candidate_id;
-      r->search_score[have] = top[i].score;
+      ids[have] = top[i].candidate_id;
+      ss[have] = top[i].score;
       have++;
     }
   }
   free(top);
-  r->n = have;
-  r->rounds = rounds;
-  /* successive halving: every finalist gets two rounds, then the better
-   * half (by the median of its fixed-base scores so far) goes on, until two
-   * are left; those two get every round. The net is wide (a leader whose
-   * one search measurement was unlucky still enters) and the rounds go
-   * where the decision is: 8 finalists and 5 rounds cost 8+8+4+2+2 = 24
-   * evaluations, about what 5 finalists x 5 rounds cost */
-  int alive[KS_TOURNEY_MAX], n_alive = have;
-  for (int i = 0; i < have; i++)
-    alive[i] = i;
-  ks_rng rng;
-  ks_rng_seed(&rng, o->seed, 0x70a4);
-  for (int round = 0; !rc && round < rounds; round++) {
-    int order[KS_TOURNEY_MAX];
-    memcpy(order, alive, sizeof(int) * (size_t)n_alive);
-    for (int i = n_alive - 1; i > 0; i--) {
-      int j = (int)(ks_rng_u64(&rng) % (uint64_t)(i + 1));
-      int t = order[i];
-      order[i] = order[j];
-      order[j] = t;
-    }
-    for (int k = 0; !rc && k < n_alive; k++) {
-      int f = order[k];
-      ks_eval_result res;
-      rc = ks_evaluate(ev, &cands[f], &res, err);
-      bool ok = !rc && res.status == KS_EVAL_OK;
-      r->score[f][round] = ok ? res.score : 0;
-      r->fixed[f][round] = ok ? ks_eval_fixed_score(ev, &res) : 0;
-      r->n_rounds[f] = round + 1;
-      ks_eval_result_free(&res);
-    }
-    if (!o->quiet && !rc)
-      ks_log(KS_LOG_INFO, "tournament: round %d of %d done (%d finalists)",
-             round + 1, rounds, n_alive);
-    if (round >= 1 && n_alive > 2) {
-      /* rank the living by their median so far; the better half goes on */
-      for (int i = 1; i < n_alive; i++)
-        for (int j = i; j > 0; j--) {
-          double a = median_of(r->fixed[alive[j]], round + 1);
-          double b = median_of(r->fixed[alive[j - 1]], round + 1);
-          if (a <= b)
-            break;
-          int t = alive[j];
-          alive[j] = alive[j - 1];
-          alive[j - 1] = t;
-        }
-      n_alive = (n_alive + 1) / 2 < 2 ? 2 : (n_alive + 1) / 2;
-    }
-  }
-  for (int i = 0; i < have; i++)
-    ks_candidate_free(&cands[i]);
-  if (rc)
-    return rc;
-  /* the ranking and the paired ratios use the fixed-base scores: within a
-   * round the finalists are timed seconds apart, and the anchor beside each
-   * (the reference, timed again every time) would only add its own noise */
+  /* index 0, the yardstick, is the search's best (ks_store_top's order) */
+  real_ctx ctx = {ev, cands};
+  if (!rc)
+    rc = ks_tourney_play(o, have, real_measure, &ctx, r, err);
   for (int i = 0; i < have; i++) {
-    r->median[i] = median_of(r->fixed[i], r->n_rounds[i]);
-    r->score_median[i] = median_of(r->score[i], r->n_rounds[i]);
+    ks_candidate_free(&cands[i]);
+    r->cand[i] = ids[i];
+    r->search_score[i] = ss[i];
   }
-  /* the winner and the runner-up are the two that went every round */
-  for (int k = 0; k < n_alive; k++) {
-    int i = alive[k];
-    if (r->winner < 0 || r->median[i] > r->median[r->winner]) {
-      r->runner_up = r->winner;
-      r->winner = i;
-    } else if (r->runner_up < 0 || r->median[i] > r->median[r->runner_up]) {
-      r->runner_up = i;
-    }
-  }
-  double ratio[KS_TOURNEY_ROUNDS_MAX];
-  int nr = 0;
-  for (int k = 0; k < rounds; k++)
-    if (r->fixed[r->runner_up][k] > 0 && r->fixed[r->winner][k] > 0)
-      ratio[nr++] = r->fixed[r->winner][k] / r->fixed[r->runner_up][k];
-  if (nr > 0) {
-    r->margin = median_of(ratio, nr);
-    qsort(ratio, (size_t)nr, sizeof *ratio, cmp_d);
-    r->ci_lo = ratio[0];
-    r->ci_hi = ratio[nr - 1];
-    r->confidence = 1 - pow(2, 1 - nr);
-    r->told_apart = r->ci_lo > 1;
-  }
-  return KS_OK;
+  return rc;
 }
 
 json_t *ks_tourney_to_json(const ks_tourney_result *r) {
   json_t *fin = json_array();
   for (int i = 0; i < r->n; i++) {
-    json_t *s = json_array(), *f = json_array();
+    json_t *q = json_array(), *f = json_array();
     for (int k = 0; k < r->n_rounds[i]; k++) {
-      json_array_append_new(s, json_real(r->score[i][k]));
+      json_array_append_new(q, json_real(r->ratio[i][k]));
       json_array_append_new(f, json_real(r->fixed[i][k]));
     }
     json_array_append_new(
-        fin, json_pack("{s:I, s:f, s:o, s:f, s:o, s:f}", "candidate_id",
-                       (json_int_t)r->cand[i], "search_score",
+        fin, json_pack("{s:I, s:f, s:o, s:f, s:o, s:f, s:i, s:b}",
+                       "candidate_id", (json_int_t)r->cand[i], "search_score",
                        isfinite(r->search_score[i]) ? r->search_score[i] : 0,
-                       "scores", s, "median", r->score_median[i],
-                       "fixed_scores", f, "fixed_median", r->median[i]));
+                       "ratios", q, "median_ratio", r->median[i], "scores", f,
+                       "median", r->fixed_median[i], "eliminated_after",
+                       r->out_after[i], "failed", r->failed[i]));
   }
-  char note[256];
+  char note[320];
   if (r->winner < 0 || r->runner_up < 0)
     snprintf(note, sizeof note, "fewer than two correct candidates");
   else if (r->told_apart)
     snprintf(note, sizeof note,
              "candidate %lld beats candidate %lld by %.3fx (%.3f to %.3f in "
-             "%d rounds, %.0f%% interval)",
+             "%d rounds, %.0f%% interval; each timed beside candidate %lld)",
              (long long)r->cand[r->winner], (long long)r->cand[r->runner_up],
-             r->margin, r->ci_lo, r->ci_hi, r->rounds, r->confidence * 100);
+             r->margin, r->ci_lo, r->ci_hi, r->rounds, r->confidence * 100,
+             (long long)r->cand[r->yardstick]);
   else
     snprintf(note, sizeof note,
              "candidates %lld and %lld cannot be told apart (%.3fx, %.3f to "
@@ -191,8 +293,10 @@ json_t *ks_tourney_to_json(const ks_tourney_result *r) {
              (long long)r->cand[r->winner], (long long)r->cand[r->runner_up],
              r->margin, r->ci_lo, r->ci_hi, r->rounds, r->confidence * 100);
   return json_pack(
-      "{s:o, s:o, s:o, s:f, s:[f,f], s:f, s:b, s:s, s:i}", "finalists", fin,
-      "winner", r->winner >= 0 ? json_integer(r->cand[r->winner]) : json_null(),
+      "{s:o, s:o, s:o, s:o, s:f, s:[f,f], s:f, s:b, s:s, s:i}", "finalists",
+      fin, "yardstick",
+      r->n > 0 ? json_integer(r->cand[r->yardstick]) : json_null(), "winner",
+      r->winner >= 0 ? json_integer(r->cand[r->winner]) : json_null(),
       "runner_up",
       r->runner_up >= 0 ? json_integer(r->cand[r->runner_up]) : json_null(),
       "margin", r->margin, "interval", r->ci_lo, r->ci_hi, "confidence",

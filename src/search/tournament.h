@@ -1,14 +1,20 @@
 /* tournament.h — choosing the best under noise (DESIGN.md: Search loop,
  * Final tournament). When a run ends, its leading candidates are timed
- * again together in interleaved rounds (each round evaluates every finalist
- * once, in an order shuffled per round), so that drift of the machine's load
- * hits them all alike; after two rounds the better half goes on, halving
- * again each round until two are left (successive halving); the winner is
- * the best median of the scores over the
- * evaluator's fixed bases (ks_eval_fixed_score: within a round the anchor
- * adds only noise), and its margin over the runner-up comes with a
- * distribution-free interval from the paired per-round ratios. A search
- * that found the best keeps it.
+ * again, each beside one yardstick (the search's best, a finalist too):
+ * ks_evaluate_beside runs the yardstick after every timed repetition of the
+ * finalist, on the same inputs, so each round gives every finalist a ratio
+ * to the yardstick measured in the same seconds, and a change of the
+ * machine's load between evaluations cancels (a drift that the previous
+ * design, finalists timed one after another and compared by their own
+ * times, did not cancel: bench/noise_choice.sh picked the true best in 0 of
+ * 5 searches). The yardstick is timed beside itself too, so a finalist's
+ * place in the repetition order favours none. Rounds go on until the
+ * leader is told apart from every other finalist (a sign test on the
+ * paired per-round ratios eliminates those clearly slower) or the rounds
+ * run out; the winner is the best median ratio, and its margin over the
+ * runner-up comes with a distribution-free interval. The decision logic
+ * (ks_tourney_play) is separate from the evaluations, so that it can be
+ * tested on synthetic timings.
  */
 #ifndef KS_TOURNAMENT_H
 #define KS_TOURNAMENT_H
@@ -21,34 +27,52 @@
 
 typedef struct ks_tourney_opts {
   int finalists; /* default 8; <= 1 means no tournament */
-  int rounds;    /* default 5 */
+  int rounds;    /* at most (default 6); fewer when decided earlier */
   uint64_t seed; /* order of each round */
   bool quiet;
 } ks_tourney_opts;
 
 typedef struct ks_tourney_result {
-  int n; /* finalists that took part */
-  int rounds;
-  int64_t cand[KS_TOURNEY_MAX]; /* candidate ids, ranked after */
-  double score[KS_TOURNEY_MAX][KS_TOURNEY_ROUNDS_MAX]; /* over the anchor */
-  double fixed[KS_TOURNEY_MAX][KS_TOURNEY_ROUNDS_MAX]; /* over fixed bases */
-  int n_rounds[KS_TOURNEY_MAX];        /* rounds it took part in */
-  double median[KS_TOURNEY_MAX];       /* of fixed: what ranks */
-  double score_median[KS_TOURNEY_MAX]; /* of score: what is reported */
+  int n;                        /* finalists that took part */
+  int rounds;                   /* rounds played */
+  int yardstick;                /* index of the yardstick finalist */
+  int64_t cand[KS_TOURNEY_MAX]; /* candidate ids */
+  /* per round: the finalist's speed over the yardstick's (beside_ratio),
+   * and its fixed-base score (for the record); 0 = not correct */
+  double ratio[KS_TOURNEY_MAX][KS_TOURNEY_ROUNDS_MAX];
+  double fixed[KS_TOURNEY_MAX][KS_TOURNEY_ROUNDS_MAX];
+  int n_rounds[KS_TOURNEY_MAX];  /* rounds it took part in */
+  int out_after[KS_TOURNEY_MAX]; /* eliminated after round N; 0 never */
+  bool failed[KS_TOURNEY_MAX];   /* not correct in a round: out */
+  double median[KS_TOURNEY_MAX]; /* of ratio: what ranks */
+  double fixed_median[KS_TOURNEY_MAX];
   double search_score[KS_TOURNEY_MAX]; /* what the search had recorded */
   int winner, runner_up;               /* indices, -1 none */
-  double margin, ci_lo, ci_hi; /* winner / runner-up, median and range */
+  double margin, ci_lo, ci_hi; /* winner / runner-up, median and interval */
   double confidence;           /* of [ci_lo, ci_hi] for the median */
-  bool told_apart;             /* the interval excludes 1 */
+  bool told_apart; /* the interval excludes 1, at >= 85% (4+ rounds) */
 } ks_tourney_result;
+
+/* One measurement: finalist f beside finalist y (the yardstick); *ratio =
+ * f's speed over y's in the same seconds (0: f was not correct), *fixed =
+ * f's fixed-base score. */
+typedef ks_code (*ks_tourney_measure)(void *ctx, int f, int y, double *ratio,
+                                      double *fixed, ks_err *err);
+
+/* The decision, over n finalists (index 0 is the yardstick: the search's
+ * best), with `measure` doing the timing. */
+ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
+                        ks_tourney_measure measure, void *ctx,
+                        ks_tourney_result *r, ks_err *err);
 
 /* Runs the tournament over the store's top candidates. KS_OK with r->n = 0
  * when fewer than two correct candidates exist (nothing to decide). */
 ks_code ks_tournament(ks_evaluator *ev, ks_store *store, const ks_task *task,
                       const ks_tourney_opts *o, ks_tourney_result *r,
                       ks_err *err);
-/* {finalists: [{candidate_id, search_score, scores, median}], winner,
- * runner_up, margin, interval: [lo, hi], confidence, told_apart, note}. */
+/* {finalists: [{candidate_id, search_score, ratios, median_ratio, scores,
+ * median, eliminated_after}], yardstick, winner, runner_up, margin,
+ * interval: [lo, hi], confidence, told_apart, rounds, note}. */
 json_t *ks_tourney_to_json(const ks_tourney_result *r);
 
 #endif

@@ -32,26 +32,31 @@ out=$("$ks" show "$tmp/rmsnorm" --retime --finalists 2 --rounds 2 --min-time 0.0
 n1=$(db "$tmp/rmsnorm/ksearch.db" "select count(*) from evaluations")
 note=$(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['tournament']; print(len(t['finalists']), t['note'])" "$tmp/rmsnorm/summary.json" 2>&1)
 check "show --retime re-times the leaders and updates summary.json ($note)" "$([[ $rc == 0 && $n0 == "$n1" && $note == "2 "* ]] && echo yes)" "exit $rc, evaluations $n0 -> $n1, $note: $out"
-# successive halving: 4 finalists, 3 rounds: after two rounds the better
-# two go on; the winner and the runner-up are those two
+# the paired tournament: 4 finalists, at most 3 rounds, each timed beside
+# the yardstick (the search's best, finalists[0], beside itself too); those
+# not eliminated play every round, the winner has the best median ratio
 c=$(db "$tmp/softmax/ksearch.db" "select count(*) from evaluations where status = 'ok'")
 out=$("$ks" show "$tmp/softmax" --retime --finalists 4 --rounds 3 --min-time 0.02 -q 2>&1); rc=$?
-halving=$(python3 - "$tmp/softmax/summary.json" <<'PY' 2>&1
+paired=$(python3 - "$tmp/softmax/summary.json" <<'PY' 2>&1
 import json, sys
 t = json.load(open(sys.argv[1]))["tournament"]
-f = {x["candidate_id"]: x for x in t["finalists"]}
-rounds = sorted((len(x["scores"]) for x in f.values()), reverse=True)
-last = sorted(i for i, x in f.items() if len(x["scores"]) == 3)
-two = lambda x: sum(x["fixed_scores"][:2]) / 2  # the median of two rounds
-cut = [x for x in f.values() if len(x["scores"]) == 2]
-print(rounds, "yes" if rounds == [3, 3, 2, 2] and sorted([t["winner"], t["runner_up"]]) == last
-      and min(two(f[i]) for i in last) >= max(two(x) for x in cut) else "no")
+f = t["finalists"]
+played = t["rounds"]
+ok = t["yardstick"] == f[0]["candidate_id"] and 1 <= played <= 3
+for x in f:
+    n = len(x["ratios"])
+    ok = ok and n <= played and (x["failed"] or x["eliminated_after"] or n == played)
+live = [x for x in f if not x["failed"] and not x["eliminated_after"]]
+win = [x for x in f if x["candidate_id"] == t["winner"]]
+ok = ok and win and win[0]["median_ratio"] == max(x["median_ratio"] for x in live)
+ok = ok and 0.5 < f[0]["median_ratio"] < 2  # the yardstick beside itself
+print(played, [len(x["ratios"]) for x in f], "yes" if ok else "no")
 PY
 )
 if [[ $c -ge 4 ]]; then
-  check "retime with 4 finalists: two rounds each, then the better two go on ($halving)" "$([[ $rc == 0 && $halving == *yes ]] && echo yes)" "exit $rc: $halving $out"
+  check "retime with 4 finalists: each beside the yardstick, the best median ratio wins ($paired)" "$([[ $rc == 0 && $paired == *yes ]] && echo yes)" "exit $rc: $paired $out"
 else
-  echo "skip successive halving: the softmax run has $c correct candidates"
+  echo "skip the paired tournament: the softmax run has $c correct candidates"
 fi
 out=$("$ks" show "$tmp/rmsnorm" --retime --budget 3 2>&1); rc=$?
 check "show --retime refuses --budget (exit 2)" "$([[ $rc == 2 && $out == *"--budget"* ]] && echo yes)" "exit $rc: $out"
