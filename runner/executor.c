@@ -131,23 +131,24 @@ static bool parse_pairs(json_t *arr, size_t *off, size_t *bytes, int n) {
 }
 
 static ks_code parse_job(ex *x, json_t *j, int *threads, int64_t *mem,
-                         double *cpu, bool *landlock, ks_err *err) {
+                         double *cpu, bool *landlock, bool *gpu, ks_err *err) {
   const char *mode, *backend, *artifact, *task, *evict;
   json_t *wls;
   json_int_t in_size, out_size, mem_i;
-  int ll = 0;
+  int ll = 0, g = 0;
   json_error_t je;
   if (json_unpack_ex(j, &je, 0,
                      "{s:s, s:s, s:s, s:s, s:i, s:I, s:F, s:I, s:I, s:s, "
-                     "s:b, s:o}",
+                     "s:b, s:b, s:o}",
                      "mode", &mode, "backend", &backend, "artifact", &artifact,
                      "task", &task, "threads", threads, "mem_limit", &mem_i,
                      "cpu_limit", cpu, "in_size", &in_size, "out_size",
-                     &out_size, "evict", &evict, "landlock", &ll, "workloads",
-                     &wls) != 0)
+                     &out_size, "evict", &evict, "landlock", &ll, "gpu", &g,
+                     "workloads", &wls) != 0)
     return ks_err_set(err, KS_ERR_INTERNAL, "bad job: %s", je.text);
   *mem = mem_i;
   *landlock = ll;
+  *gpu = g;
   ks_strlcpy(x->mode, mode, sizeof x->mode);
   ks_strlcpy(x->artifact, artifact, sizeof x->artifact);
   ks_strlcpy(x->evict, evict, sizeof x->evict);
@@ -482,8 +483,8 @@ int ks_executor_main(void) {
   int threads = 1;
   int64_t mem = 0;
   double cpu = 0;
-  bool landlock = false;
-  ks_code rc = j ? parse_job(&x, j, &threads, &mem, &cpu, &landlock, &err)
+  bool landlock = false, gpu = false;
+  ks_code rc = j ? parse_job(&x, j, &threads, &mem, &cpu, &landlock, &gpu, &err)
                  : ks_err_set(&err, KS_ERR_INTERNAL, "job is not JSON");
   json_decref(j);
   if (rc) {
@@ -535,8 +536,9 @@ int ks_executor_main(void) {
   /* a GPU driver reserves tens of GiB of address space for its own
    * mappings before the limit is set; the limit counts from there (no host
    * code of a GPU candidate runs: this bounds the executor itself) */
-  if ((!probe_mode || x.dev_probe) && mem > 0 &&
-      ks_backend_device_class(x.be) == KS_DEV_GPU) {
+  /* the judge says whether it is a GPU ("gpu" in the job): asking OpenCL
+   * here would list devices again from a process whose driver is loaded */
+  if ((!probe_mode || x.dev_probe) && mem > 0 && gpu) {
     long pages = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f && fscanf(f, "%ld", &pages) != 1)

@@ -41,12 +41,12 @@ static int list_opencl(bool as_json) {
   ks_ocl_dev devs[KS_OCL_MAX_DEVICES];
   int n = 0;
   ks_err err = {0};
-  if (ks_ocl_devices(devs, KS_OCL_MAX_DEVICES, &n, &err)) {
+  if (ks_ocl_devices_info(devs, KS_OCL_MAX_DEVICES, &n, &err)) {
     fprintf(stderr, "ksearch roofline: %s\n", err.msg);
     return ks_exit_code(err.code);
   }
   ks_ocl_dev chosen;
-  int pick = ks_ocl_pick(&chosen, &err) == KS_OK ? chosen.index : -1;
+  int pick = ks_ocl_choose(devs, n, &chosen, &err) == KS_OK ? chosen.index : -1;
   json_t *arr = json_array();
   for (int i = 0; i < n; i++) {
     const ks_ocl_dev *d = &devs[i];

@@ -178,14 +178,14 @@ static json_t *job_json(const ks_judge_plan *p, const char *mode,
 #endif
   }
   return json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:f, s:I, s:I, s:s, s:b, "
-                   "s:o}",
+                   "s:b, s:o}",
                    "mode", mode, "backend", backend, "artifact",
                    p->artifact ? p->artifact : "", "task", t->json_path,
                    "threads", p->threads, "mem_limit",
                    (json_int_t)p->mem_limit_bytes, "cpu_limit", p->cpu_limit_s,
                    "in_size", (json_int_t)in_size, "out_size",
                    (json_int_t)out_size, "evict", evict, "landlock", landlock,
-                   "workloads", wls);
+                   "gpu", gpu, "workloads", wls);
 }
 
 /* Starts the executor of `backend`: ksearch-runner, or the program the

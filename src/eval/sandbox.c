@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -366,4 +367,55 @@ const char *ks_syscall_name(int nr, char *buf, size_t n) {
     snprintf(buf, n, "#%d", nr);
   }
   return buf;
+}
+
+int ks_sandbox_device_fds(const char *prefix, int *fds, int max) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d)
+    return 0;
+  int n = 0;
+  size_t plen = strlen(prefix);
+  struct dirent *e;
+  while ((e = readdir(d)) && n < max) {
+    char p[64], target[256];
+    snprintf(p, sizeof p, "/proc/self/fd/%.20s", e->d_name);
+    ssize_t len = readlink(p, target, sizeof target - 1);
+    if (len <= 0)
+      continue;
+    target[len] = 0;
+    if (!strncmp(target, prefix, plen))
+      fds[n++] = atoi(e->d_name);
+  }
+  closedir(d);
+  return n;
+}
+
+ks_code ks_sandbox_allow_driver(void *scmp_ctx, const int *fds, int n,
+                                const char *extra, ks_err *err) {
+  scmp_filter_ctx ctx = scmp_ctx;
+  static const char *const allow[] = {"poll", "ppoll", "epoll_wait",
+                                      "epoll_pwait", "epoll_pwait2"};
+  int rc = 0;
+  for (size_t i = 0; i < sizeof allow / sizeof *allow && !rc; i++) {
+    int nr = seccomp_syscall_resolve_name(allow[i]);
+    if (nr != __NR_SCMP_ERROR)
+      rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+  }
+  for (const char *p = extra; !rc && p && *p;) {
+    char *end;
+    long nr = strtol(p, &end, 10);
+    if (end == p)
+      break;
+    /* ioctl: allowed below, on the driver's descriptors only */
+    if (nr != SCMP_SYS(ioctl) && nr >= 0 && nr < 1024)
+      rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)nr, 0);
+    p = *end == ',' ? end + 1 : end;
+  }
+  for (int i = 0; !rc && i < n; i++)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+                          SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fds[i]));
+  if (rc)
+    return ks_err_set(err, KS_ERR_ENV, "device driver sandbox rules: %s",
+                      strerror(-rc));
+  return KS_OK;
 }

@@ -53,4 +53,15 @@ ks_code ks_sandbox_close(const ks_sandbox_plan *p, ks_err *err);
 /* Name of a system call number on this architecture ("clone"). */
 const char *ks_syscall_name(int nr, char *buf, size_t n);
 
+/* GPU drivers under the filter (cuda, and OpenCL on a GPU): the descriptors
+ * this process holds open on paths starting with `prefix` ("/dev/nvidia"),
+ * read at load time, before Landlock hides /proc (at most max; returns how
+ * many); then, from a backend's sandbox_rules, the poll family the
+ * driver's helper threads wait in and ioctl on exactly those descriptors.
+ * `extra`: more syscall numbers, comma-separated (an audit's findings,
+ * KSEARCH_CUDA_SANDBOX_ALLOW), ioctl never among them. */
+int ks_sandbox_device_fds(const char *prefix, int *fds, int max);
+ks_code ks_sandbox_allow_driver(void *scmp_ctx, const int *fds, int n,
+                                const char *extra, ks_err *err);
+
 #endif

@@ -33,6 +33,7 @@
 #include "backend/backend.h"
 #include "backend/cuda/cu.h"
 #include "backend/opencl/launch.h"
+#include "eval/sandbox.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -305,25 +306,6 @@ static size_t arena_need(const ks_task *t) {
   return most + PAGE;
 }
 
-/* The /dev/nvidia* descriptors the driver holds open (for sandbox_rules). */
-static void find_nv_fds(cu_handle *h) {
-  DIR *d = opendir("/proc/self/fd");
-  if (!d)
-    return;
-  struct dirent *e;
-  while ((e = readdir(d)) && h->n_nv_fds < 64) {
-    char p[64], target[256];
-    snprintf(p, sizeof p, "/proc/self/fd/%.20s", e->d_name);
-    ssize_t n = readlink(p, target, sizeof target - 1);
-    if (n <= 0)
-      continue;
-    target[n] = 0;
-    if (!strncmp(target, "/dev/nvidia", 11))
-      h->nv_fds[h->n_nv_fds++] = atoi(e->d_name);
-  }
-  closedir(d);
-}
-
 static ks_code cuda_load(const char *artifact, const ks_task *task, void **out,
                          ks_err *err) {
   *out = NULL;
@@ -484,7 +466,7 @@ static ks_code cuda_load(const char *artifact, const ks_task *task, void **out,
       (r = h->cu.EventRecord(h->ev[1], NULL)) || (r = h->cu.CtxSynchronize()))
     return load_fail(h, ks_err_set(err, KS_ERR_ENV, "CUDA warm-up: %s",
                                    ks_cu_errstr(&h->cu, r, b, sizeof b)));
-  find_nv_fds(h);
+  h->n_nv_fds = ks_sandbox_device_fds("/dev/nvidia", h->nv_fds, 64);
   *out = h;
   return KS_OK;
 }
@@ -788,32 +770,8 @@ static bool cuda_dev_check(void *vh, char *reason, size_t n) {
  * (KSEARCH_SANDBOX_AUDIT) finds, for drivers that need more. */
 static ks_code cuda_sandbox_rules(void *vh, void *vctx, ks_err *err) {
   cu_handle *h = vh;
-  scmp_filter_ctx ctx = vctx;
-  static const char *const allow[] = {"poll", "ppoll", "epoll_wait",
-                                      "epoll_pwait", "epoll_pwait2"};
-  int rc = 0;
-  for (size_t i = 0; i < sizeof allow / sizeof *allow && !rc; i++) {
-    int nr = seccomp_syscall_resolve_name(allow[i]);
-    if (nr != __NR_SCMP_ERROR)
-      rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
-  }
-  const char *extra = getenv("KSEARCH_CUDA_SANDBOX_ALLOW");
-  for (const char *p = extra; !rc && p && *p;) {
-    char *end;
-    long nr = strtol(p, &end, 10);
-    if (end == p)
-      break;
-    /* ioctl: allowed below, on the driver's descriptors only */
-    if (nr != SCMP_SYS(ioctl) && nr >= 0 && nr < 1024)
-      rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, (int)nr, 0);
-    p = *end == ',' ? end + 1 : end;
-  }
-  for (int i = 0; !rc && i < h->n_nv_fds; i++)
-    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-                          SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)h->nv_fds[i]));
-  if (rc)
-    return ks_err_set(err, KS_ERR_ENV, "CUDA sandbox rules: %s", strerror(-rc));
-  return KS_OK;
+  return ks_sandbox_allow_driver(vctx, h->nv_fds, h->n_nv_fds,
+                                 getenv("KSEARCH_CUDA_SANDBOX_ALLOW"), err);
 }
 
 const ks_backend_i ks_backend_cuda = {

@@ -36,6 +36,7 @@
 #include "backend/backend.h"
 #include "backend/opencl/launch.h"
 #include "backend/opencl/ocl.h"
+#include "eval/sandbox.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -49,7 +50,7 @@
 
 static ks_code ocl_probe(char *device, size_t n, ks_err *err) {
   ks_ocl_dev d;
-  ks_code rc = ks_ocl_pick(&d, err);
+  ks_code rc = ks_ocl_pick_info(&d, err); /* in ksearch: no driver here */
   if (rc)
     return rc;
   snprintf(device, n, "%s (%s, OpenCL device %d)", d.name, d.platform_name,
@@ -85,7 +86,8 @@ typedef struct ocl_handle {
   cl_event ev[KS_LAUNCH_MAX];
   int n_ev;
   double device_ns;
-  char error[600]; /* sticky: the first launch failure */
+  char error[600];          /* sticky: the first launch failure */
+  int nv_fds[64], n_nv_fds; /* a GPU driver's descriptors (sandbox_rules) */
 } ocl_handle;
 
 static void ocl_unload(void *vh);
@@ -287,6 +289,8 @@ static ks_code ocl_load2(const char *artifact, const ks_task *task, void **out,
       }
     }
   }
+  if (!h->dev.is_pocl) /* a GPU driver: its descriptors, for the filter */
+    h->n_nv_fds = ks_sandbox_device_fds("/dev/nvidia", h->nv_fds, 64);
   *out = h;
   return KS_OK;
 }
@@ -538,12 +542,20 @@ static bool ocl_dev_check(void *vh, char *reason, size_t n) {
 static ks_device_class ocl_device_class(void) {
   ks_ocl_dev d;
   ks_err err;
-  cl_device_type t = 0;
-  if (ks_ocl_pick(&d, &err) != KS_OK ||
-      clGetDeviceInfo(d.device, CL_DEVICE_TYPE, sizeof t, &t, NULL) !=
-          CL_SUCCESS)
+  if (ks_ocl_pick_info(&d, &err) != KS_OK)
     return KS_DEV_CPU;
-  return t & CL_DEVICE_TYPE_GPU ? KS_DEV_GPU : KS_DEV_CPU;
+  return d.is_gpu ? KS_DEV_GPU : KS_DEV_CPU;
+}
+
+/* PoCL runs in this process's own threads: the common filter. A GPU
+ * driver (NVIDIA's) waits in the poll family and talks to its device files,
+ * as CUDA's does (eval/sandbox.h). */
+static ks_code ocl_sandbox_rules(void *vh, void *vctx, ks_err *err) {
+  ocl_handle *h = vh;
+  if (h->dev.is_pocl)
+    return KS_OK;
+  return ks_sandbox_allow_driver(vctx, h->nv_fds, h->n_nv_fds,
+                                 getenv("KSEARCH_CUDA_SANDBOX_ALLOW"), err);
 }
 
 const ks_backend_i ks_backend_opencl = {
@@ -564,4 +576,5 @@ const ks_backend_i ks_backend_opencl = {
     .dev_check = ocl_dev_check,
     .device_time_ns = ocl_device_time,
     .device_class = ocl_device_class,
+    .sandbox_rules = ocl_sandbox_rules,
 };

@@ -238,7 +238,7 @@ ks_code ks_ocl_build(const ks_task *task, const ks_candidate *cand,
     return KS_ERR_CANDIDATE;
   }
   ks_ocl_dev dev;
-  if ((rc = ks_ocl_pick(&dev, err))) {
+  if ((rc = ks_ocl_pick_info(&dev, err))) { /* no driver in ksearch */
     ks_launch_free(&pi->plan);
     free(pi);
     return rc;

@@ -110,6 +110,9 @@ ks_code ks_ocl_devices(ks_ocl_dev *out, int max, int *n, ks_err *err) {
                       sizeof o->global_mem_cache, &o->global_mem_cache, NULL);
       clGetDeviceInfo(devs[d], CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof o->max_wg,
                       &o->max_wg, NULL);
+      cl_device_type type = 0;
+      clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof type, &type, NULL);
+      o->is_gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
       clGetDeviceInfo(devs[d], CL_DEVICE_MAX_COMPUTE_UNITS,
                       sizeof o->compute_units, &o->compute_units, NULL);
       (*n)++;
@@ -124,8 +127,11 @@ ks_code ks_ocl_pick(ks_ocl_dev *out, ks_err *err) {
   ks_ocl_dev all[KS_OCL_MAX_DEVICES];
   int n = 0;
   ks_code rc = ks_ocl_devices(all, KS_OCL_MAX_DEVICES, &n, err);
-  if (rc)
-    return rc;
+  return rc ? rc : ks_ocl_choose(all, n, out, err);
+}
+
+ks_code ks_ocl_choose(const ks_ocl_dev *all, int n, ks_ocl_dev *out,
+                      ks_err *err) {
   int want = 0;
   const char *env = getenv("KSEARCH_OPENCL_DEVICE");
   if (env && *env) {

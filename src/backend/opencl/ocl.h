@@ -28,6 +28,7 @@ typedef struct ks_ocl_dev {
   char platform_name[128];
   char identity[768]; /* platform|version|device|version|driver */
   bool is_pocl;       /* PoCL: its lazy work-group compiler needs care */
+  bool is_gpu;        /* CL_DEVICE_TYPE_GPU */
   cl_ulong local_mem, global_mem_cache;
   size_t max_wg;
   cl_uint compute_units;
@@ -39,8 +40,23 @@ const char *ks_ocl_errstr(cl_int e);
 ks_code ks_ocl_no_platform(ks_err *err, cl_int e);
 /* All devices (at most max); KS_ERR_ENV when there is none. */
 ks_code ks_ocl_devices(ks_ocl_dev *out, int max, int *n, ks_err *err);
-/* The device KSEARCH_OPENCL_DEVICE names (default 0). */
+/* The device KSEARCH_OPENCL_DEVICE names (default 0). Loads the drivers
+ * into this process: only in the processes that run OpenCL (the runner's
+ * children and executors). */
 ks_code ks_ocl_pick(ks_ocl_dev *out, ks_err *err);
+/* The device KSEARCH_OPENCL_DEVICE names among all (the error names the
+ * devices seen). */
+ks_code ks_ocl_choose(const ks_ocl_dev *all, int n, ks_ocl_dev *out,
+                      ks_err *err);
+/* The same lists as ksearch (the judge) may read them (device_info.c): from
+ * `ksearch-runner --opencl-list`, no driver loaded here, no cl_* handles
+ * (platform and device are NULL). A process that has loaded NVIDIA's
+ * OpenCL driver starts children that no longer see the GPU (H200,
+ * 2026-12-04). */
+ks_code ks_ocl_devices_info(ks_ocl_dev *out, int max, int *n, ks_err *err);
+ks_code ks_ocl_pick_info(ks_ocl_dev *out, ks_err *err);
+/* Runner tool mode `--opencl-list`: the devices as one JSON line. */
+int ks_ocl_list_main(void);
 
 /* Runner tool modes, dispatched by runner/runner.c when argv[1] starts with
  * "--opencl-": `--opencl-build REQUEST.json` (compile in a child with a time

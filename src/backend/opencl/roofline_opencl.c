@@ -236,7 +236,7 @@ bool ks_roofline_opencl_identity(char *device, size_t n, char *identity,
                                  size_t m) {
   ks_ocl_dev d;
   ks_err err;
-  if (ks_ocl_pick(&d, &err))
+  if (ks_ocl_pick_info(&d, &err))
     return false;
   snprintf(device, n, "%s", d.name);
   snprintf(identity, m, "%s", d.identity);

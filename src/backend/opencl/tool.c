@@ -248,6 +248,8 @@ static int build_main(const char *req_path) {
 }
 
 int ks_opencl_tool_main(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "--opencl-list"))
+    return ks_ocl_list_main();
   if (argc == 3 && !strcmp(argv[1], "--opencl-build"))
     return build_main(argv[2]);
   if (argc == 3 && !strcmp(argv[1], "--opencl-roofline")) {
@@ -259,5 +261,5 @@ int ks_opencl_tool_main(int argc, char **argv) {
     return ks_ocl_roofline_child();
   }
   return fail(2, "usage: ksearch-runner --opencl-build REQUEST.json | "
-                 "--opencl-roofline THREADS");
+                 "--opencl-roofline THREADS | --opencl-list");
 }
