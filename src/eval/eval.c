@@ -573,6 +573,11 @@ static bool workload_figures(ks_evaluator *ev, int i, ks_wl_result *w,
   w->ceiling_gbps = bw;
   double mem_s = bw > 0 ? bytes / (bw * 1e9) : 0, floor_s = mem_s;
   double peak = ev->have_roof ? ev->roof.peak_gflops : 0;
+  /* a device's compute ceiling is its fastest unit: the tensor cores'
+   * measured bf16 peak where there is one (the wgmma GEMM at 512 TFLOP/s on
+   * the H200 was judged implausible against twice the FP32 peak) */
+  if (ev->have_roof && !host_memory(ev) && ev->roof.tc_gflops > peak)
+    peak = ev->roof.tc_gflops;
   if (peak > 0) {
     double c = flops / (peak * 1e9);
     floor_s = c > floor_s ? c : floor_s;

@@ -5,8 +5,10 @@
  * and nothing that does not (stream flags, endpoint URL). Decimal numbers in
  * the messages are masked: the prompts quote measured timings and speedups,
  * which differ between two runs of the same search, and a replay must find
- * the answers of the first. Files are written atomically (temp + rename); a
- * damaged file is a miss, never an error. */
+ * the answers of the first. So are the lines naming this machine (its
+ * device, threads): a cache recorded on one machine replays on another. Files
+ * are written atomically (temp + rename); a damaged file is a miss, never an
+ * error. */
 #include "llm/llm.h"
 #include "util/util.h"
 
@@ -27,7 +29,9 @@ void ks_llm_cache_key(const json_t *request, char out[33]) {
   json_t *m;
   json_array_foreach(json_object_get(request, "messages"), i, m) {
     const char *content = json_string_value(json_object_get(m, "content"));
-    char *masked = ks_llm_mask_decimals(content ? content : "");
+    char *machine = ks_llm_mask_machine(content ? content : "");
+    char *masked = ks_llm_mask_decimals(machine);
+    free(machine);
     json_t *role = json_object_get(m, "role");
     json_array_append_new(
         msgs, json_pack("{s:O?, s:s}", "role", role, "content", masked));

@@ -152,6 +152,12 @@ size_t ks_llm_utf8_repair(char *s, size_t len);
  * the cache key's view of a prompt, so measured values do not defeat a
  * replay. Integers (ids, sizes) stay. Malloc'd. */
 char *ks_llm_mask_decimals(const char *s);
+/* A copy where the lines that describe this machine ("device: ..." and
+ * "measured on this device (NAME): ...") read as their first words and
+ * "#": the cache key's view, so that a cache recorded on one machine
+ * replays on another (a PoCL device named after its CPU, a thread count).
+ * Malloc'd. */
+char *ks_llm_mask_machine(const char *s);
 
 /* ---- the call cache (cache.c) */
 /* 32 hex digits naming a request: model, temperature, max_tokens,

@@ -102,3 +102,28 @@ char *ks_llm_mask_decimals(const char *s) {
   }
   return b.data ? b.data : ks_strdup("");
 }
+
+char *ks_llm_mask_machine(const char *s) {
+  static const char *const heads[] = {"device: ", "measured on this device"};
+  ks_buf b;
+  ks_buf_init(&b);
+  for (const char *line = s; *line;) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    const char *head = NULL;
+    for (size_t i = 0; i < sizeof heads / sizeof *heads; i++)
+      if (!strncmp(line, heads[i], strlen(heads[i])))
+        head = heads[i];
+    if (head) {
+      ks_buf_puts(&b, head);
+      ks_buf_puts(&b, "#");
+    } else {
+      ks_buf_append(&b, line, len);
+    }
+    if (!end)
+      break;
+    ks_buf_puts(&b, "\n");
+    line = end + 1;
+  }
+  return b.data ? b.data : ks_strdup("");
+}

@@ -138,3 +138,33 @@ Test(llm_cache, round_trip_and_damaged_entries) {
   json_decref(r);
   ks_rm_rf(dir);
 }
+
+/* A cache recorded on one machine replays on another: the prompt lines that
+ * name the machine (H200 run of 2026-12-04: the PoCL device is named after
+ * the CPU, and the first request missed) do not count; the rest does. */
+Test(llm_cache, key_ignores_the_machine_lines) {
+  char a[33], b[33], c[33];
+  key_of(req("m",
+             "== Target\nmeasured on this device (pthread-skylake-avx512-AMD "
+             "EPYC): memory bandwidth 82.9 GB/s\ndevice: AMD EPYC; SIMD: "
+             "avx512; 2 OpenMP threads\nrows=8192",
+             0.2),
+         a);
+  key_of(req("m",
+             "== Target\nmeasured on this device (cpu-skylake-avx512-Intel(R) "
+             "Xeon(R) Processor): memory bandwidth 301.5 GB/s\ndevice: Intel "
+             "Xeon; SIMD: avx512; 16 OpenMP threads\nrows=8192",
+             0.2),
+         b);
+  cr_assert_str_eq(a, b);
+  key_of(req("m",
+             "== Target\nmeasured on this device (x): memory bandwidth 82.9 "
+             "GB/s\ndevice: AMD EPYC; SIMD: avx512; 2 OpenMP threads\n"
+             "rows=4096",
+             0.2),
+         c);
+  cr_assert_str_neq(a, c, "a workload line still counts");
+  char *m = ks_llm_mask_machine("x\ndevice: A\nmeasured on this device (B)");
+  cr_assert_str_eq(m, "x\ndevice: #\nmeasured on this device#");
+  free(m);
+}
