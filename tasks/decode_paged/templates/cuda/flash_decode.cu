@@ -1,7 +1,7 @@
 // ksearch: backend=cuda entry=decode_paged
 // ksearch: family=flash_decode
 // ksearch: concepts=split_kv_flash_decoding,tensor_core_mma,online_softmax,paged_gather,vector_loads_128,warp_shuffle_reduction,launch_bounds_occupancy
-// ksearch: param SPLIT_PAGES in 16,32,8,64
+// ksearch: param SPLIT_PAGES in 64,16,32,8
 // ksearch: param WARPS in 4,8,2
 // ksearch: param PIPE in 0,1,2
 // ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, SPLIT_PAGES), batch) block=(32 * WARPS, 1, 1) scratch=(4 * batch * heads_q * cdiv(max_pages, SPLIT_PAGES) * (head_dim + 2))
@@ -43,7 +43,7 @@
 #include <stdint.h>
 
 #ifndef SPLIT_PAGES
-#define SPLIT_PAGES 16
+#define SPLIT_PAGES 64
 #endif
 #ifndef WARPS
 #define WARPS 4
