@@ -34,18 +34,27 @@ db() { python3 -c "import sqlite3,sys; c=sqlite3.connect('file:'+sys.argv[1]+'?m
 
 unset KSEARCH_API_KEY
 common=(--planner llm --llm-model fake-model --attempts 2 --min-time 0.02 --seeds 1 --json)
+# scripted_run NAME SCRIPT BACKEND BUDGET [RUN OPTIONS...]: one run of
+# rmsnorm against the fake server playing tests/fake_llm/scripts/SCRIPT,
+# the server stopped after it; sets log (the server's), run (the run
+# folder), url, out (stdout) and rc; stderr in $tmp/NAME.stderr
+scripted_run() {
+  local name=$1 script=$2 backend=$3 budget=$4
+  shift 4
+  log=$tmp/$name.log run=$tmp/$name
+  start_server "$script" "$log"
+  url=http://127.0.0.1:$port/v1
+  out=$("$ks" run rmsnorm --backend "$backend" "${common[@]}" --budget "$budget" --out "$run" \
+    --llm-base-url "$url" "$@" 2>"$tmp/$name.stderr")
+  rc=$?
+  stop_server "$server_pid"
+}
 
 # ---- opencl
 if ! "$ks" roofline --backend opencl --list >/dev/null 2>&1; then
   echo "skip: opencl: no OpenCL platform here"
 else
-  log=$tmp/ocl.log
-  start_server rmsnorm_opencl.json "$log"
-  url=http://127.0.0.1:$port/v1
-  run=$tmp/ocl
-  out=$("$ks" run rmsnorm --backend opencl "${common[@]}" --budget 3 --out "$run" \
-    --llm-base-url "$url" --llm-cache "$tmp/cache" 2>"$tmp/ocl.stderr"); rc=$?
-  stop_server "$server_pid"
+  scripted_run ocl rmsnorm_opencl.json opencl 3 --llm-cache "$tmp/cache"
   statuses=$(db "$run/ksearch.db" "select group_concat(status) from (select status from evaluations order by id)")
   check "opencl llm run: two correct OpenCL kernels, best correct" \
     "$([[ $rc == 0 && $statuses == ok,ok && $(field '"yes" if d["best"] and d["backend"] == "opencl" and d["best"]["score"] > 0 else "no"' "$out") == yes ]] && echo yes)" \
@@ -96,12 +105,7 @@ else
 fi
 
 # ---- cuda
-log=$tmp/cuda.log
-start_server rmsnorm_cuda.json "$log"
-run=$tmp/cuda
-out=$("$ks" run rmsnorm --backend cuda "${common[@]}" --budget 8 --out "$run" \
-  --llm-base-url "http://127.0.0.1:$port/v1" 2>"$tmp/cuda.stderr"); rc=$?
-stop_server "$server_pid"
+scripted_run cuda rmsnorm_cuda.json cuda 8
 if [[ $rc == 3 ]] && grep -q "no CUDA driver/GPU" "$tmp/cuda.stderr"; then
   check "no GPU: run --backend cuda --planner llm exits 3 saying so" yes ""
   echo "skip: cuda llm session needs a GPU: $(grep -m1 'no CUDA driver/GPU' "$tmp/cuda.stderr")"
@@ -120,12 +124,7 @@ fi
 # the first body that passes the checks ends the run with exit 3 (MLX
 # custom kernels need a GPU), after the wrong answers were refused before
 # MLX saw them and their reasons went into the next prompt
-log=$tmp/mlx.log
-start_server rmsnorm_mlx.json "$log"
-run=$tmp/mlx
-out=$("$ks" run rmsnorm --backend mlx "${common[@]}" --budget 4 --out "$run" \
-  --llm-base-url "http://127.0.0.1:$port/v1" 2>"$tmp/mlx.stderr"); rc=$?
-stop_server "$server_pid"
+scripted_run mlx rmsnorm_mlx.json mlx 4
 rej=$(db "$run/ksearch.db" "select group_concat(json, ' ') from events where kind='precheck_rejected'" 2>/dev/null)
 if grep -q "ksmlx.py probe\|no MLX\|scripts/setup.sh" "$tmp/mlx.stderr" && [[ $rc == 3 && -z $rej ]]; then
   echo "skip: mlx llm session: no MLX here ($(head -c 200 "$tmp/mlx.stderr"))"
