@@ -425,9 +425,57 @@ static int check_launch(const ks_llm_backend *be, const ks_task *task,
 
 /* An MLX kernel body's form, before MLX sees it: one launch line with grid=
  * and threadgroup=, a `// ksearch: body` line, and no signature of its own
- * below it (MLX writes that). The launch expressions are evaluated by the
- * executor (mlx/ksmlx.py), whose errors come back as compile_error. */
-static int check_mlx_form(const char *src, ks_llm_violation *v, int n,
+ * below it (MLX writes that), and a threadgroup of at most 1024 threads
+ * on every GPU workload (check_mlx_geometry). */
+/* The MLX launch line's sizes per GPU workload, as the executor will take
+ * them: grid= counts threads and threadgroup= the threads of a block, which
+ * is what global= and local= mean to the launch grammar (opencl/launch.h),
+ * whose expressions are the same as mlx/ksmlx.py's (+ - * / % and min max
+ * cdiv ceil floor sqrt log2). Only a verdict is a violation: a line this
+ * reader cannot evaluate (Python's //, say) is left to the executor. */
+static int check_mlx_geometry(const ks_task *task, ks_candidate *cand,
+                              const char *line, ks_llm_violation *v, int n,
+                              int max) {
+  char grid[256], tg[256];
+  const char *g = strstr(line, " grid=("), *t = strstr(line, " threadgroup=(");
+  if (!g || !t || sscanf(g, " grid=(%255[^)])", grid) != 1 ||
+      sscanf(t, " threadgroup=(%255[^)])", tg) != 1)
+    return n;
+  char src[700];
+  snprintf(src, sizeof src, "// ksearch: launch global=(%s) local=(%s)\n", grid,
+           tg);
+  ks_launch_plan plan;
+  ks_err e;
+  if (ks_launch_parse(src, cand->path, cand->entry, &plan, &e))
+    return n;
+  ks_candidate_fill_defaults(cand);
+  ks_param_value names[2 * KS_MAX_PARAMS];
+  int nn = ks_launch_names(cand, names, 2 * KS_MAX_PARAMS);
+  for (int wi = 0; wi < task->n_workloads; wi++) {
+    const ks_workload *w = &task->workloads[wi];
+    if (!ks_workload_applies(w, KS_DEV_GPU))
+      continue;
+    ks_launch_geom geo[KS_LAUNCH_MAX];
+    double sb;
+    if (ks_launch_eval(&plan, task, w, names, nn, geo, &sb, &e))
+      break;
+    size_t threads = geo[0].local[0] * geo[0].local[1] * geo[0].local[2];
+    if (threads > 1024) {
+      char wl[128];
+      ks_workload_format(task, w, wl, sizeof wl);
+      n = add(v, n, max, 0, "(header)",
+              "threadgroup of %zu threads for %.60s; at most 1024 (grid= "
+              "counts threads, threadgroup= the threads of one block)",
+              threads, wl);
+      break;
+    }
+  }
+  ks_launch_free(&plan);
+  return n;
+}
+
+static int check_mlx_form(const ks_task *task, ks_candidate *cand,
+                          const char *src, ks_llm_violation *v, int n,
                           int max) {
   const char *launch = strstr(src, "// ksearch: launch ");
   if (!launch)
@@ -455,7 +503,7 @@ static int check_mlx_form(const char *src, ks_llm_violation *v, int n,
     n = add(v, n, max, 0, "__global__",
             "below `// ksearch: body` come only the body's statements: MLX "
             "writes the __global__ signature itself");
-  return n;
+  return n ? n : check_mlx_geometry(task, cand, line, v, n, max);
 }
 
 int ks_llm_check_answer(const ks_llm_backend *be, const ks_task *task,
@@ -492,7 +540,7 @@ int ks_llm_check_answer(const ks_llm_backend *be, const ks_task *task,
             "backend=%s",
             cand->backend, be->name, be->name);
   } else if (be->launch == KS_LLM_LAUNCH_MLX) {
-    n = check_mlx_form(src, v, 0, max);
+    n = check_mlx_form(task, cand, src, v, 0, max);
   } else if (be->launch != KS_LLM_LAUNCH_NONE) {
     ks_candidate_fill_defaults(cand);
     n = check_launch(be, task, cand, v, 0, max);

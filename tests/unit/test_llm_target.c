@@ -117,6 +117,38 @@ Test(llm_target, mlx_answers_pass_or_are_rejected_before_mlx) {
   dump(v, n, buf, sizeof buf);
   cr_expect(n > 0 && has(v, n, "(header)", "ksearch: body"), "no body: %s",
             buf);
+  /* the sizes, per GPU workload: a threadgroup past 1024 threads is
+   * refused before MLX, a line this reader cannot evaluate is left to the
+   * executor, the vec_row template (ceil, params) passes */
+  snprintf(src, sizeof src,
+           "%s// ksearch: param TG in 2048,256
+           "
+           "// ksearch: launch grid=(rows*TG) threadgroup=(TG)
+           "
+           "// ksearch: body
+           y[0] = x[0];
+           ",
+           head);
+  n = check("mlx", &t, src, v);
+  dump(v, n, buf, sizeof buf);
+  cr_expect(n > 0 && has(v, n, "(header)", "2048 threads"), "TG 2048: %s", buf);
+  snprintf(src, sizeof src,
+           "%s// ksearch: launch grid=(rows*256//2) threadgroup=(256)
+           "
+           "// ksearch: body
+           y[0] = x[0];
+           ",
+           head);
+  n = check("mlx", &t, src, v);
+  dump(v, n, buf, sizeof buf);
+  cr_expect_eq(n, 0, "a line left to the executor: %s", buf);
+  free(good);
+  snprintf(path, sizeof path, "%s/tasks/rmsnorm/templates/mlx/vec_row.cu",
+           src_dir());
+  cr_assert_eq(ks_read_file(path, &good, NULL, &e), KS_OK, "%s", e.msg);
+  n = check("mlx", &t, good, v);
+  dump(v, n, buf, sizeof buf);
+  cr_expect_eq(n, 0, "vec_row refused: %s", buf);
   free(good);
   ks_task_free(&t);
 }
