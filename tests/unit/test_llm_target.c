@@ -121,23 +121,16 @@ Test(llm_target, mlx_answers_pass_or_are_rejected_before_mlx) {
    * refused before MLX, a line this reader cannot evaluate is left to the
    * executor, the vec_row template (ceil, params) passes */
   snprintf(src, sizeof src,
-           "%s// ksearch: param TG in 2048,256
-           "
-           "// ksearch: launch grid=(rows*TG) threadgroup=(TG)
-           "
-           "// ksearch: body
-           y[0] = x[0];
-           ",
+           "%s// ksearch: param TG in 2048,256\n"
+           "// ksearch: launch grid=(rows*TG) threadgroup=(TG)\n"
+           "// ksearch: body\ny[0] = x[0];\n",
            head);
   n = check("mlx", &t, src, v);
   dump(v, n, buf, sizeof buf);
   cr_expect(n > 0 && has(v, n, "(header)", "2048 threads"), "TG 2048: %s", buf);
   snprintf(src, sizeof src,
-           "%s// ksearch: launch grid=(rows*256//2) threadgroup=(256)
-           "
-           "// ksearch: body
-           y[0] = x[0];
-           ",
+           "%s// ksearch: launch grid=(rows*256//2) threadgroup=(256)\n"
+           "// ksearch: body\ny[0] = x[0];\n",
            head);
   n = check("mlx", &t, src, v);
   dump(v, n, buf, sizeof buf);
