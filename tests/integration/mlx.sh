@@ -123,6 +123,20 @@ else
   echo "skip NVRTC check: no libnvrtc.so"
 fi
 
+# the vec_row MLX templates are `translate --to mlx` of the CUDA block_row
+# templates (family renamed): they stay what translate writes today
+t_tr=$t/vec_row_translated.cu
+for task in softmax rmsnorm layernorm; do
+  "$ks" translate "$root/tasks/$task/templates/cuda/block_row.cu" --to mlx --out "$t_tr" >/dev/null 2>&1 &&
+    sed -i 's|^// ksearch: family=block_row$|// ksearch: family=vec_row|' "$t_tr" &&
+    sed -i "s|Translated from $root/|Translated from |" "$t_tr"
+  if cmp -s "$t_tr" "$root/tasks/$task/templates/mlx/vec_row.cu"; then
+    ok "$task vec_row.cu is translate --to mlx of the CUDA block_row"
+  else
+    bad "$task vec_row.cu differs from translate --to mlx of templates/cuda/block_row.cu (regenerate it)"
+  fi
+done
+
 # the launch grammar: arithmetic over axes and params, nothing else
 if "$py" - "$root/mlx" <<'PY'
 import sys
