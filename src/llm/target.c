@@ -371,6 +371,39 @@ static bool defines_kernel(const char *src, const char *name, bool cuda) {
   return false;
 }
 
+/* The launch sizes on every workload of class dc: `unit` ("block" on
+ * cuda, "threadgroup" on mlx; NULL: no size limit, opencl) of at most 1024
+ * threads. An expression that does not evaluate is a violation when
+ * errors_count, else left to the backend (mlx: ksmlx.py reads Python). */
+static int check_sizes(const ks_task *task, const ks_candidate *cand,
+                       const ks_launch_plan *plan, ks_device_class dc,
+                       const char *unit, bool errors_count, ks_llm_violation *v,
+                       int n, int max) {
+  ks_param_value names[2 * KS_MAX_PARAMS];
+  int nn = ks_launch_names(cand, names, 2 * KS_MAX_PARAMS);
+  ks_err e;
+  for (int wi = 0; wi < task->n_workloads; wi++) {
+    const ks_workload *w = &task->workloads[wi];
+    if (!ks_workload_applies(w, dc))
+      continue;
+    ks_launch_geom g[KS_LAUNCH_MAX];
+    double sb;
+    if (ks_launch_eval(plan, task, w, names, nn, g, &sb, &e))
+      return errors_count ? add(v, n, max, 0, "(header)", "%.100s", e.msg) : n;
+    for (int k = 0; unit && k < plan->n; k++) {
+      size_t threads = g[k].local[0] * g[k].local[1] * g[k].local[2];
+      if (threads > 1024) {
+        char wl[128];
+        ks_workload_format(task, w, wl, sizeof wl);
+        return add(v, n, max, plan->k[k].line, "(header)",
+                   "%s of %zu threads for %.60s; at most 1024", unit, threads,
+                   wl);
+      }
+    }
+  }
+  return n;
+}
+
 static int check_launch(const ks_llm_backend *be, const ks_task *task,
                         const ks_candidate *cand, ks_llm_violation *v, int n,
                         int max) {
@@ -391,34 +424,10 @@ static int check_launch(const ks_llm_backend *be, const ks_task *task,
   if (grid && !strstr(cand->source, "extern \"C\""))
     n = add(v, n, max, 0, "(header)",
             "kernels must be extern \"C\" (ksearch finds them by name)");
-  ks_param_value names[2 * KS_MAX_PARAMS];
-  int nn = ks_launch_names(cand, names, 2 * KS_MAX_PARAMS);
   ks_device_class dc =
       grid ? KS_DEV_GPU : ks_backend_device_class(ks_backend_get(be->name));
-  for (int wi = 0; wi < task->n_workloads; wi++) {
-    const ks_workload *w = &task->workloads[wi];
-    if (!ks_workload_applies(w, dc))
-      continue;
-    ks_launch_geom g[KS_LAUNCH_MAX];
-    double sb;
-    if (ks_launch_eval(&plan, task, w, names, nn, g, &sb, &e)) {
-      n = add(v, n, max, 0, "(header)", "%.100s", e.msg);
-      break;
-    }
-    bool bad = false;
-    for (int k = 0; grid && k < plan.n && !bad; k++) {
-      size_t threads = g[k].local[0] * g[k].local[1] * g[k].local[2];
-      if (threads > 1024) {
-        char wl[128];
-        ks_workload_format(task, w, wl, sizeof wl);
-        n = add(v, n, max, plan.k[k].line, "(header)",
-                "block of %zu threads for %.60s; at most 1024", threads, wl);
-        bad = true;
-      }
-    }
-    if (bad)
-      break;
-  }
+  n = check_sizes(task, cand, &plan, dc, grid ? "block" : NULL, true, v, n,
+                  max);
   ks_launch_free(&plan);
   return n;
 }
@@ -449,27 +458,9 @@ static int check_mlx_geometry(const ks_task *task, ks_candidate *cand,
   if (ks_launch_parse(src, cand->path, cand->entry, &plan, &e))
     return n;
   ks_candidate_fill_defaults(cand);
-  ks_param_value names[2 * KS_MAX_PARAMS];
-  int nn = ks_launch_names(cand, names, 2 * KS_MAX_PARAMS);
-  for (int wi = 0; wi < task->n_workloads; wi++) {
-    const ks_workload *w = &task->workloads[wi];
-    if (!ks_workload_applies(w, KS_DEV_GPU))
-      continue;
-    ks_launch_geom geo[KS_LAUNCH_MAX];
-    double sb;
-    if (ks_launch_eval(&plan, task, w, names, nn, geo, &sb, &e))
-      break;
-    size_t threads = geo[0].local[0] * geo[0].local[1] * geo[0].local[2];
-    if (threads > 1024) {
-      char wl[128];
-      ks_workload_format(task, w, wl, sizeof wl);
-      n = add(v, n, max, 0, "(header)",
-              "threadgroup of %zu threads for %.60s; at most 1024 (grid= "
-              "counts threads, threadgroup= the threads of one block)",
-              threads, wl);
-      break;
-    }
-  }
+  plan.k[0].line = 0; /* the line was rewritten: no line number of the answer */
+  n = check_sizes(task, cand, &plan, KS_DEV_GPU, "threadgroup", false, v, n,
+                  max);
   ks_launch_free(&plan);
   return n;
 }

@@ -306,6 +306,15 @@ static size_t arena_need(const ks_task *t) {
   return most + PAGE;
 }
 
+/* The L2 flush (ks_flush reads 2x L2 of the flush buffer): before every
+ * candidate call, every probe move and once at load. */
+static CUresult launch_flush(cu_handle *h) {
+  unsigned long long n16 = h->flush16;
+  void *fa[] = {&h->flush, &n16, &h->sink};
+  return h->cu.LaunchKernel(h->flush_fn, (unsigned)h->dev.sm_count * 4, 1, 1,
+                            512, 1, 1, 0, NULL, fa, NULL);
+}
+
 static ks_code cuda_load(const char *artifact, const ks_task *task, void **out,
                          ks_err *err) {
   *out = NULL;
@@ -458,11 +467,7 @@ static ks_code cuda_load(const char *artifact, const ks_task *task, void **out,
       (r = h->cu.MemcpyDtoH(probe, h->sink, sizeof probe)))
     return load_fail(h, ks_err_set(err, KS_ERR_ENV, "CUDA copies: %s",
                                    ks_cu_errstr(&h->cu, r, b, sizeof b)));
-  unsigned long long n16 = h->flush16;
-  void *fa[] = {&h->flush, &n16, &h->sink};
-  if ((r = h->cu.EventRecord(h->ev[0], NULL)) ||
-      (r = h->cu.LaunchKernel(h->flush_fn, (unsigned)h->dev.sm_count * 4, 1, 1,
-                              512, 1, 1, 0, NULL, fa, NULL)) ||
+  if ((r = h->cu.EventRecord(h->ev[0], NULL)) || (r = launch_flush(h)) ||
       (r = h->cu.EventRecord(h->ev[1], NULL)) || (r = h->cu.CtxSynchronize()))
     return load_fail(h, ks_err_set(err, KS_ERR_ENV, "CUDA warm-up: %s",
                                    ks_cu_errstr(&h->cu, r, b, sizeof b)));
@@ -534,10 +539,7 @@ static void cuda_run(void *vh, void *const *bufs, const int64_t *axes,
   for (int i = 0; i < na; i++)
     args[i] = &a[i];
   /* L2 holds the flush buffer, not the last call's data */
-  unsigned long long n16 = h->flush16;
-  void *fa[] = {&h->flush, &n16, &h->sink};
-  CUresult r = h->cu.LaunchKernel(h->flush_fn, (unsigned)h->dev.sm_count * 4, 1,
-                                  1, 512, 1, 1, 0, NULL, fa, NULL);
+  CUresult r = launch_flush(h);
   if (r) {
     set_err(h, "the L2 flush kernel", r);
     return;
@@ -603,17 +605,14 @@ static double cuda_probe_move(void *vh, size_t in_bytes, size_t out_bytes,
   if (!h->move_fn[0] || na + nb == 0 || off + nb * 16 > h->arena_bytes)
     return 0;
   CUdeviceptr a = h->arena, b = h->arena + off;
-  unsigned long long n16 = h->flush16, n = na > nb ? na : nb;
-  void *fa[] = {&h->flush, &n16, &h->sink};
+  unsigned long long n = na > nb ? na : nb;
   void *ma[] = {&a, &na, &b, &nb, &h->sink};
   unsigned sm = (unsigned)h->dev.sm_count;
   unsigned grid[2] = {sm * 4, (unsigned)((n + 2047) / 2048)};
   double best = 0;
   for (int k = 0; k < 2; k++) {
     float ms = 0;
-    if (h->cu.LaunchKernel(h->flush_fn, sm * 4, 1, 1, 512, 1, 1, 0, NULL, fa,
-                           NULL) ||
-        h->cu.EventRecord(h->ev[0], NULL) ||
+    if (launch_flush(h) || h->cu.EventRecord(h->ev[0], NULL) ||
         h->cu.LaunchKernel(h->move_fn[k], grid[k], 1, 1, 512, 1, 1, 0, NULL, ma,
                            NULL) ||
         h->cu.EventRecord(h->ev[1], NULL) || h->cu.CtxSynchronize() ||
