@@ -89,18 +89,25 @@ for i in 1 2 3; do start_worker "w$i"; done
 runA=$tmp/runA
 "$ks" run "$task" --broker "$url" --parallel 3 --budget 9 --min-time 0.2 --out "$runA" --json -q >"$tmp/runA.json" 2>"$tmp/runA.err" &
 run=$!
+# The victim is a worker in the middle of a job that takes a while: not the
+# crash family (its executor dies within milliseconds, so the worker would
+# have answered before the kill) and not one it has already answered.
 victim="" vjob=""
 for _ in $(seq 1 600); do
   for i in 1 2 3; do
-    j=$(grep -o 'job [^ ]*: evaluating' "$tmp/w$i.log" 2>/dev/null | head -1 | cut -d' ' -f2 | tr -d :)
-    if [[ -n $j ]]; then victim=$i vjob=$j; break 2; fi
+    for j in $(grep -o 'job [^ ]*: evaluating' "$tmp/w$i.log" 2>/dev/null | cut -d' ' -f2 | tr -d :); do
+      grep -q "job $j: answered" "$tmp/w$i.log" && continue
+      fam=$(db "$runA/ksearch.db" "select c.source like '%family=crash%' from evaluations e join candidates c on c.id = e.candidate_id where e.job_id = '$j'")
+      [[ $fam == 0 ]] || continue
+      kill -9 "${workers[$((i - 1))]}"
+      victim=$i vjob=$j
+      break 3
+    done
   done
-  sleep 0.1
+  sleep 0.05
 done
-sleep 0.3
 vname=$(grep -o 'worker [^ ]*:' "$tmp/w$victim.log" | head -1 | cut -d' ' -f2 | tr -d :)
-[[ -n $victim ]] && kill -9 "${workers[$((victim - 1))]}"
-check "a worker is killed with SIGKILL while evaluating job $vjob" "$([[ -n $victim && -n $vname ]] && echo yes)" "no worker started a job"
+check "a worker is killed with SIGKILL while evaluating job $vjob" "$([[ -n $victim && -n $vname ]] && ! grep -q "job $vjob: answered" "$tmp/w$victim.log" && echo yes)" "no worker was caught mid-job: $(cat "$tmp"/w[123].log | tail -20)"
 for _ in $(seq 1 600); do
   n=$(db "$runA/ksearch.db" "select count(*) from evaluations where status != 'running'")
   [[ ${n:-0} -ge 3 ]] && break
