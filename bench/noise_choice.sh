@@ -193,12 +193,23 @@ for s in range(1, seeds + 1):
             if first is None and key(json.loads(pj)) == best:
                 first = i + 1
         r["true_best_first_evaluated_at"] = first
+        r["tie_settlements"] = summ.get("tie_settlements", 0)
+        # when the search first evaluated what it reported (budget units:
+        # a tie settlement costs 2, and the ones before it count)
+        rep_first = None
+        for i, (pj,) in enumerate(db.execute("select c.params_json from evaluations e join candidates c on c.id = e.candidate_id order by e.id")):
+            if key(json.loads(pj)) == k:
+                rep_first = i + 1
+                break
+        r["reported_first_evaluated_at"] = rep_first
         r["true_best_in_final"] = any(cid.get(i) == best for i in ids)
     except Exception as e:
         r["error"] = str(e)
     runs.append(r)
 ok = sum(1 for r in runs if r.get("vs_true_best", 0) >= 0.97)
+cg = [l.strip().split(":", 2)[2] for l in open("/proc/self/cgroup") if l.split(":")[1] in ("cpu", "cpu,cpuacct")]
 res = {"commit": commit, "command": "bash bench/noise_choice.sh", "load_average": load,
+       "cpu_cgroup": cg[0] if cg else None,
        "table_from": __import__("os").environ.get("TABLE_FROM"),
        "workload": "rmsnorm row_blocked 1024x8192", "passes": passes, "truth_passes": truth_passes,
        "budget": budget, "anchor": anchor,
@@ -211,7 +222,7 @@ print("true best %s (ratio to the anchor %.3f), runner-up %s (%.3f)" % (best, be
 print("truth's own uncertainty: best / runner-up %.3f, interval %.3f to %.3f (%.0f%%, %d passes): %s; median per-config spread over passes %.1f%%" % (
     truth_unc["best_over_runner_up"] or 0, lo, hi, 100 * conf, len(q), "told apart" if lo > 1 else "NOT told apart: a pick of the runner-up is within the truth's noise", 100 * (spread - 1)))
 for r in runs:
-    print("seed %d: reported %s -> %.3f of the true best (%s); true best first evaluated at %s, in the final: %s; %s" % (r["seed"], r.get("reported"), r.get("vs_true_best", 0), r.get("vs_from"), r.get("true_best_first_evaluated_at"), r.get("true_best_in_final"), r.get("tournament")))
+    print("seed %d: reported %s -> %.3f of the true best (%s), first evaluated at %s; true best first evaluated at %s, in the final: %s; tie settlements %s; %s" % (r["seed"], r.get("reported"), r.get("vs_true_best", 0), r.get("vs_from"), r.get("reported_first_evaluated_at"), r.get("true_best_first_evaluated_at"), r.get("true_best_in_final"), r.get("tie_settlements"), r.get("tournament")))
 print("within 3%%: %s  (%s)" % (res["within_3pct"], out))
 PY
 rm -rf "$tmp"

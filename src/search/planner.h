@@ -69,6 +69,17 @@ typedef struct ks_planner_i {
   ks_code (*observe)(void *self, ks_wm *wm, const char *node_id,
                      int64_t cand_id, double score,
                      const struct ks_eval_result *res, ks_err *err);
+  /* Optional (noise-aware planners; DESIGN.md: Built-in planner, Noise): a
+   * near tie that decides the next step, to be settled before it is taken.
+   * True when one is pending: *cand is the tied child's candidate, *other
+   * its parent's. The search times the two beside each other, both ways
+   * round (ks_evaluate_beside), and calls settle with the paired speed
+   * ratio of cand over other (0: it could not be timed; the tie stands).
+   * Local runs only: a run through a broker never asks. */
+  bool (*pending_tie)(void *self, const ks_wm *wm, char node_id[KS_WM_ID_MAX],
+                      int64_t *cand, int64_t *other);
+  ks_code (*settle)(void *self, ks_wm *wm, const char *node_id, double ratio,
+                    ks_err *err);
   void (*destroy)(void *self);
 } ks_planner_i;
 

@@ -40,7 +40,17 @@ typedef struct ks_planner {
    * its repeat timings (DESIGN.md: Built-in planner, noise) */
   double spread[32];
   int n_spread;
+  /* near ties that decide the next step, newest last (pending_tie) */
+  struct tie {
+    char node[KS_WM_ID_MAX];
+    int64_t cand, other;
+  } ties[8];
+  int n_ties;
 } ks_planner;
+
+/* A settled tie moves the plan only past this paired margin: a kernel
+ * beside itself, both ways round, reads within about 1% here. */
+#define SETTLE_MARGIN 0.015
 
 /* The median of v[0..n) (n >= 1; reorders v). */
 static double median_of(double *v, int n) {
@@ -487,6 +497,85 @@ static ks_code prune_superseded(ks_wm *wm, const char *node_id, ks_err *err) {
   return rc;
 }
 
+static ks_code move_twins(ks_wm *wm, const char *node_id, double g,
+                          ks_err *err);
+
+/* A tie decides the next step when the better of the two is within the
+ * noise of the run's best: the coordinate search steps on from one of them.
+ * Ties further down would only reorder plans the budget will not reach. */
+static void queue_tie(ks_planner *p, const ks_wm *wm, const char *node_id,
+                      int64_t cand, double score, double parent_score,
+                      double tol) {
+  const ks_wm_node *n = ks_wm_find(wm, node_id);
+  const ks_wm_node *bn = ks_wm_best_solved(wm);
+  double top = bn && bn->solution.score > 0 ? bn->solution.score : score;
+  if (!n || !n->up || !n->up->solution.candidate_id ||
+      (score > parent_score ? score : parent_score) < top * (1 - tol))
+    return;
+  if (p->n_ties == (int)(sizeof p->ties / sizeof p->ties[0])) {
+    memmove(p->ties, p->ties + 1, sizeof p->ties[0] * (size_t)(p->n_ties - 1));
+    p->n_ties--;
+  }
+  struct tie *t = &p->ties[p->n_ties++];
+  ks_strlcpy(t->node, node_id, sizeof t->node);
+  t->cand = cand;
+  t->other = n->up->solution.candidate_id;
+}
+
+/* The newest tie that still decides something: its node still solved and
+ * still near the best (a later step may have left both behind). */
+static bool pending_tie(void *self, const ks_wm *wm, char node_id[KS_WM_ID_MAX],
+                        int64_t *cand, int64_t *other) {
+  ks_planner *p = self;
+  const ks_wm_node *bn = ks_wm_best_solved(wm);
+  double tol = noise_tol(p);
+  while (p->n_ties > 0) {
+    struct tie t = p->ties[--p->n_ties];
+    const ks_wm_node *n = ks_wm_find(wm, t.node);
+    if (!n || n->status != KS_WM_SOLVED || !n->up || !bn)
+      continue;
+    double a = n->solution.score, b = n->up->solution.score;
+    if ((a > b ? a : b) < bn->solution.score * (1 - tol))
+      continue;
+    ks_strlcpy(node_id, t.node, KS_WM_ID_MAX);
+    *cand = t.cand;
+    *other = t.other;
+    return true;
+  }
+  return false;
+}
+
+/* ratio: the tied child's speed over its parent's, paired. Faster: the
+ * child supersedes its parent (as a child that beat it outright would);
+ * slower: the child's own pending steps go, its parent's cover the same
+ * decisions from a better point; within the margin the tie stands. */
+static ks_code settle(void *self, ks_wm *wm, const char *node_id, double ratio,
+                      ks_err *err) {
+  (void)self;
+  const ks_wm_node *n = ks_wm_find(wm, node_id);
+  if (!n || ratio <= 0)
+    return KS_OK;
+  ks_code rc = KS_OK;
+  if (ratio > 1 + SETTLE_MARGIN) {
+    rc = prune_superseded(wm, node_id, err);
+  } else if (ratio < 1 / (1 + SETTLE_MARGIN)) {
+    for (int i = 0; i < ks_wm_count(wm) && !rc; i++) {
+      const ks_wm_node *x = ks_wm_node_at(wm, i);
+      if (x->up != n || x->status != KS_WM_OPEN)
+        continue;
+      char xid[KS_WM_ID_MAX];
+      ks_strlcpy(xid, x->id, sizeof xid);
+      rc = ks_wm_set_status(wm, xid, KS_WM_PRUNED, err);
+      n = ks_wm_find(wm, node_id);
+    }
+  } else {
+    return KS_OK;
+  }
+  ks_log(KS_LOG_INFO, "tie at %s settled: %.3fx its parent, paired (%s)",
+         node_id, ratio, ratio > 1 ? "the child leads" : "the parent leads");
+  return rc ? rc : move_twins(wm, node_id, ratio, err);
+}
+
 static ks_code observe(void *self, ks_wm *wm, const char *node_id,
                        int64_t cand_id, double score,
                        const struct ks_eval_result *res, ks_err *err) {
@@ -526,13 +615,22 @@ static ks_code observe(void *self, ks_wm *wm, const char *node_id,
     rc = ks_wm_update(wm, nid, upd, err);
     json_decref(upd);
   }
+  if (!rc && tie && !family && res && !p->random)
+    queue_tie(p, wm, node_id, cand_id, score, parent_score, tol);
   if (rc || family || tie)
     return rc;
-  /* twins: the same decision and choice on other branches move with this
-   * evidence (observed gain over the parent vs none); the decision's other
-   * choices move half as much */
-  n = ks_wm_find(wm, node_id);
-  double g = score > 0 && parent_score > 0 ? score / parent_score : 0.5;
+  return move_twins(wm, node_id,
+                    score > 0 && parent_score > 0 ? score / parent_score : 0.5,
+                    err);
+}
+
+/* Twins: the same decision and choice on other branches move with the
+ * evidence g (gain over the parent); the decision's other choices move half
+ * as much. */
+static ks_code move_twins(ks_wm *wm, const char *node_id, double g,
+                          ks_err *err) {
+  const ks_wm_node *n = ks_wm_find(wm, node_id);
+  ks_code rc = KS_OK;
   double delta = 0.3 * log(g);
   char decision[256], choice[256];
   ks_strlcpy(decision, n->decision, sizeof decision);
@@ -564,6 +662,8 @@ const ks_planner_i ks_planner_builtin = {
     .remember = remember,
     .propose = propose,
     .observe = observe,
+    .pending_tie = pending_tie,
+    .settle = settle,
     .destroy = planner_free,
 };
 

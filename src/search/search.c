@@ -464,6 +464,8 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
     if (!rc)
       rc = replay(s, err);
     if (!rc)
+      rc = ks_search_count_ties(s, err);
+    if (!rc)
       rc = ks_search_save_tree(s, err);
   }
   const char *stopped = "budget";
@@ -488,7 +490,7 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
       break;
     }
     for (; !o->broker;) {
-      if (s->evaluations >= o->budget) {
+      if (s->evaluations + s->retimes >= o->budget) {
         stopped = "budget";
         break;
       }
@@ -504,9 +506,11 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
         stopped = "interrupted";
         break;
       }
-      bool exhausted = false;
+      bool exhausted = false, settled = false;
       int64_t n0 = s->evaluations;
-      rc = one_round(s, iteration++, t0, &exhausted, err);
+      rc = ks_search_settle_tie(s, t0, &settled, err);
+      if (!rc && !settled)
+        rc = one_round(s, iteration++, t0, &exhausted, err);
       if (rc == KS_LLM_ERR_TOKEN_BUDGET) { /* the LLM planner's clean end */
         rc = KS_OK;
         stopped = "token budget";
@@ -518,7 +522,7 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
         stopped = "search space exhausted";
         break;
       }
-      dup_rounds = s->evaluations == n0 ? dup_rounds + 1 : 0;
+      dup_rounds = s->evaluations == n0 && !settled ? dup_rounds + 1 : 0;
       if (dup_rounds > 500) {
         stopped = "search space exhausted";
         break;
@@ -542,6 +546,7 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
       json_object_set_new(sum, "correct_evaluations",
                           json_integer(cnt.correct));
     }
+    json_object_set_new(sum, "tie_settlements", json_integer(s->retimes / 2));
     json_object_set_new(sum, "stopped_because",
                         json_string(rc ? "error" : stopped));
     json_object_set_new(sum, "run_dir", json_string(s->dir));

@@ -26,6 +26,7 @@ typedef struct run_state {
   void *pl;
   json_t *score_of; /* candidate id -> score, for duplicates */
   int64_t evaluations, correct, since_best;
+  int64_t retimes; /* budget units spent settling ties (search_tie.c) */
   double best_score;
   int64_t best_cand;
   bool tty;
@@ -45,6 +46,14 @@ void ks_search_progress(run_state *s, const char *node, const char *plan,
 ks_code ks_search_record(run_state *s, const char *node_id, int64_t cand_id,
                          int64_t eval_id, const ks_eval_result *res,
                          const json_t *result_json, double t0, ks_err *err);
+
+/* ---- search_tie.c: a near tie timed both ways round before the next step.
+ * *did: a settlement was made (it cost budget). Nothing pending, no local
+ * evaluator, or the tie share of the budget spent: *did stays false. */
+ks_code ks_search_settle_tie(run_state *s, double t0, bool *did, ks_err *err);
+ks_code ks_search_count_ties(run_state *s, ks_err *err);
+/* budget units a run may spend on ties: a fifth of --budget */
+int ks_search_tie_cap(const ks_search_opts *o);
 
 /* ---- search_dist.c: `--broker URL --parallel N` */
 /* Connects to the broker, finds the target among the live workers, and

@@ -179,8 +179,8 @@ ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
   return KS_OK;
 }
 
-static ks_code load_candidate(ks_store *st, const ks_task *task, int64_t id,
-                              ks_candidate *c, ks_err *err) {
+ks_code ks_search_load_candidate(ks_store *st, const ks_task *task, int64_t id,
+                                 ks_candidate *c, ks_err *err) {
   ks_store_candidate sc;
   memset(&sc, 0, sizeof sc);
   ks_code rc = ks_store_get_candidate(st, id, &sc, err);
@@ -239,7 +239,8 @@ ks_code ks_tournament(ks_evaluator *ev, ks_store *store, const ks_task *task,
   double ss[KS_TOURNEY_MAX];
   int have = 0;
   for (size_t i = 0; i < n && !rc; i++) {
-    rc = load_candidate(store, task, top[i].candidate_id, &cands[have], err);
+    rc = ks_search_load_candidate(store, task, top[i].candidate_id,
+                                  &cands[have], err);
     if (!rc) {
       ids[have] = top[i].candidate_id;
       ss[have] = top[i].score;

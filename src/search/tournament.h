@@ -75,4 +75,9 @@ ks_code ks_tournament(ks_evaluator *ev, ks_store *store, const ks_task *task,
  * interval: [lo, hi], confidence, told_apart, rounds, note}. */
 json_t *ks_tourney_to_json(const ks_tourney_result *r);
 
+/* A stored candidate (source and parameters) ready to evaluate again: the
+ * tournament's finalists and a settled tie's two sides. */
+ks_code ks_search_load_candidate(ks_store *st, const ks_task *task, int64_t id,
+                                 ks_candidate *c, ks_err *err);
+
 #endif

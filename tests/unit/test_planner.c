@@ -536,3 +536,123 @@ Test(planner, a_step_within_the_measured_noise_prunes_and_demotes_nothing) {
   ks_wm_free(wm);
   ks_planner_builtin.destroy(p);
 }
+
+/* The family node and its three children (VEC=16, VEC=4, UNROLL=2) of a run
+ * whose timings spread by 10%. */
+static void tie_setup(void **p, ks_wm **wm, char fid[KS_WM_ID_MAX],
+                      char v16[KS_WM_ID_MAX], char v4[KS_WM_ID_MAX],
+                      char u2[KS_WM_ID_MAX]) {
+  ks_err err;
+  *p = new_planner(&ks_planner_builtin, 1);
+  *wm = ks_wm_new("t");
+  ks_planner_builtin.init_tree(*p, *wm, &err);
+  ks_strlcpy(fid, ks_wm_node_at(*wm, 1)->id, KS_WM_ID_MAX);
+  ks_planner_builtin.remember(*p, 1, "{\"VEC\":\"8\",\"UNROLL\":\"1\"}");
+  ks_planner_builtin.observe(*p, *wm, fid, 1, 2.0, noisy_result(0.10), &err);
+  const ks_wm_node *kids[8];
+  int nk = ks_wm_children(*wm, fid, kids, 8);
+  v16[0] = v4[0] = u2[0] = 0;
+  for (int i = 0; i < nk; i++)
+    ks_strlcpy(!strcmp(kids[i]->choice, "VEC=16")  ? v16
+               : !strcmp(kids[i]->choice, "VEC=4") ? v4
+                                                   : u2,
+               kids[i]->id, KS_WM_ID_MAX);
+  cr_assert(v16[0] && v4[0] && u2[0]);
+}
+
+Test(planner, a_tie_near_the_best_is_settled_for_the_child) {
+  void *p;
+  ks_wm *wm;
+  ks_err err;
+  char fid[KS_WM_ID_MAX], v16[KS_WM_ID_MAX], v4[KS_WM_ID_MAX], u2[KS_WM_ID_MAX],
+      node[KS_WM_ID_MAX];
+  int64_t cand = 0, other = 0;
+  tie_setup(&p, &wm, fid, v16, v4, u2);
+  /* nothing is pending before a tie */
+  cr_assert_not(ks_planner_builtin.pending_tie(p, wm, node, &cand, &other));
+  /* 5% above the parent inside 10% noise: a tie that decides the next step
+   * (it is the run's best), so the planner asks for it to be settled */
+  ks_planner_builtin.remember(p, 2, "{\"VEC\":\"16\",\"UNROLL\":\"1\"}");
+  ks_planner_builtin.observe(p, wm, v16, 2, 2.1, noisy_result(0.10), &err);
+  cr_assert_eq(ks_wm_find(wm, u2)->status, KS_WM_OPEN);
+  cr_assert(ks_planner_builtin.pending_tie(p, wm, node, &cand, &other));
+  cr_assert_str_eq(node, v16);
+  cr_assert_eq(cand, 2);
+  cr_assert_eq(other, 1);
+  cr_assert_not(ks_planner_builtin.pending_tie(p, wm, node, &cand, &other),
+                "asked once");
+  /* paired, the child is 4% faster: it supersedes the parent's steps on
+   * other decisions (UNROLL=2) as an outright win would; VEC=4 stays */
+  cr_assert_eq(ks_planner_builtin.settle(p, wm, v16, 1.04, &err), KS_OK);
+  cr_assert_eq(ks_wm_find(wm, u2)->status, KS_WM_PRUNED);
+  cr_assert_eq(ks_wm_find(wm, v4)->status, KS_WM_OPEN);
+  const ks_wm_node *gk[8];
+  cr_assert_eq(ks_wm_children(wm, v16, gk, 8), 1);
+  cr_assert_eq(gk[0]->status, KS_WM_OPEN, "the child's own steps go on");
+  ks_wm_free(wm);
+  ks_planner_builtin.destroy(p);
+}
+
+Test(planner, a_tie_settled_for_the_parent_drops_the_childs_steps) {
+  void *p;
+  ks_wm *wm;
+  ks_err err;
+  char fid[KS_WM_ID_MAX], v16[KS_WM_ID_MAX], v4[KS_WM_ID_MAX], u2[KS_WM_ID_MAX],
+      node[KS_WM_ID_MAX];
+  int64_t cand = 0, other = 0;
+  tie_setup(&p, &wm, fid, v16, v4, u2);
+  ks_planner_builtin.remember(p, 2, "{\"VEC\":\"16\",\"UNROLL\":\"1\"}");
+  ks_planner_builtin.observe(p, wm, v16, 2, 2.1, noisy_result(0.10), &err);
+  cr_assert(ks_planner_builtin.pending_tie(p, wm, node, &cand, &other));
+  /* paired, the child is 3% slower: its pending step (UNROLL=2 from VEC=16)
+   * is dropped; the parent's UNROLL=2 step covers that decision */
+  double pv4 = ks_wm_find(wm, v4)->action.priority;
+  cr_assert_eq(ks_planner_builtin.settle(p, wm, v16, 0.97, &err), KS_OK);
+  const ks_wm_node *gk[8];
+  cr_assert_eq(ks_wm_children(wm, v16, gk, 8), 1);
+  cr_assert_eq(gk[0]->status, KS_WM_PRUNED);
+  cr_assert_eq(ks_wm_find(wm, u2)->status, KS_WM_OPEN);
+  /* evidence against VEC=16 moves the other VEC choice by half of it */
+  cr_assert(ks_wm_find(wm, v4)->action.priority < pv4);
+  /* within the margin, or not timed: the tie stands, nothing moves */
+  char v4c[KS_WM_ID_MAX];
+  ks_strlcpy(v4c, v4, sizeof v4c);
+  ks_planner_builtin.remember(p, 3, "{\"VEC\":\"4\",\"UNROLL\":\"1\"}");
+  ks_planner_builtin.observe(p, wm, v4c, 3, 1.95, noisy_result(0.10), &err);
+  cr_assert(ks_planner_builtin.pending_tie(p, wm, node, &cand, &other));
+  cr_assert_str_eq(node, v4c);
+  cr_assert_eq(ks_planner_builtin.settle(p, wm, v4c, 1.005, &err), KS_OK);
+  cr_assert_eq(ks_planner_builtin.settle(p, wm, v4c, 0, &err), KS_OK);
+  cr_assert_eq(ks_wm_children(wm, v4c, gk, 8), 1);
+  cr_assert_eq(gk[0]->status, KS_WM_OPEN);
+  ks_wm_free(wm);
+  ks_planner_builtin.destroy(p);
+}
+
+Test(planner, ties_far_below_the_best_or_replayed_are_not_settled) {
+  void *p;
+  ks_wm *wm;
+  ks_err err;
+  char fid[KS_WM_ID_MAX], v16[KS_WM_ID_MAX], v4[KS_WM_ID_MAX], u2[KS_WM_ID_MAX],
+      node[KS_WM_ID_MAX];
+  int64_t cand = 0, other = 0;
+  tie_setup(&p, &wm, fid, v16, v4, u2);
+  /* UNROLL=2 beats the family outright: the run's best is now 3.0 */
+  ks_planner_builtin.remember(p, 2, "{\"VEC\":\"8\",\"UNROLL\":\"2\"}");
+  ks_planner_builtin.observe(p, wm, u2, 2, 3.0, noisy_result(0.10), &err);
+  /* VEC=16 ties its parent (2.0) far below the best: nothing to settle */
+  ks_planner_builtin.remember(p, 3, "{\"VEC\":\"16\",\"UNROLL\":\"1\"}");
+  ks_planner_builtin.observe(p, wm, v16, 3, 2.05, noisy_result(0.10), &err);
+  cr_assert_not(ks_planner_builtin.pending_tie(p, wm, node, &cand, &other));
+  /* a replayed evaluation (resume: no result) queues nothing either */
+  const ks_wm_node *gk[8];
+  cr_assert_eq(ks_wm_children(wm, u2, gk, 8), 2);
+  char g0[KS_WM_ID_MAX];
+  ks_strlcpy(g0, gk[0]->id, sizeof g0);
+  ks_planner_builtin.remember(p, 4, "{\"VEC\":\"16\",\"UNROLL\":\"2\"}");
+  ks_planner_builtin.observe(p, wm, g0, 4, 3.05, NULL, &err);
+  cr_assert_not(ks_planner_builtin.pending_tie(p, wm, node, &cand, &other));
+  cr_assert_null(ks_planner_random.pending_tie, "random never settles");
+  ks_wm_free(wm);
+  ks_planner_builtin.destroy(p);
+}
