@@ -17,6 +17,13 @@ ops-form candidate (Python: host code, so it runs confined, as a C artifact
 does). The one exception is the task's own baseline, which the parent marks
 trusted: it is loaded and warmed before the sandbox too, so that the MLX ops
 it calls are compiled and loaded while files can still be opened.
+
+Probe mode (DESIGN.md: Ceiling probe): started beside a GPU candidate, the
+same program runs no candidate at all; for each `probe` command it moves the
+workload's bytes through device memory with MLX's own fastest copy (read
+every input byte, write every output byte: an elementwise xor, plus a
+reduction over what is read but not written, or a fill of what is written
+but not read), after the same flush, timed like a call.
 """
 
 import json
@@ -88,6 +95,11 @@ class Executor:
                                 mmap.PROT_READ)
         self.out_map = mmap.mmap(OUT_FD, max(job["out_size"], 4096), mmap.MAP_SHARED,
                                  mmap.PROT_READ | mmap.PROT_WRITE)
+        self.probe_mode = job.get("mode") == "probe"
+        self.pbuf = {}  # probe mode: a device source per input size
+        if self.probe_mode:  # no candidate: trusted code only
+            self.trusted, self.cand = True, None
+            return
         with open(job["artifact"]) as f:
             art = json.load(f)
         # the parent marks the task's own baseline (tasks/<t>/baseline/
@@ -229,6 +241,50 @@ class Executor:
         if self.device != "cpu":
             mx.synchronize()
 
+    def probe(self, w, evict):
+        """MLX's fastest copy of workload w's footprint: reads the input
+        bytes, writes the output bytes, on the device; wall time like a
+        call (eval + synchronize), after the flush when evict."""
+        mx = self.mx
+        wl = self.wls[w]
+        ib = sum(n for _, n in wl["in"]) // 4
+        ob = sum(n for _, n in wl["out"]) // 4
+        src = self.pbuf.get(ib)
+        if src is None:
+            self.pbuf.clear()  # one workload's source at a time
+            src = mx.zeros((max(ib, 1),), dtype=mx.uint32)
+            mx.eval(src)
+            self.pbuf[ib] = src
+        if evict:
+            if self.device != "cpu":
+                mx.eval(mx.sum(self.flush))
+            else:
+                self.flush += 1.0
+        if self.device != "cpu":
+            mx.synchronize()
+        one = mx.array(1, dtype=mx.uint32)
+        t0 = time.monotonic_ns()
+        if ob <= ib:
+            outs = [mx.bitwise_xor(src[:ob], one)] if ob else []
+            if ib > ob:
+                outs.append(mx.max(src[ob:]))
+        else:
+            outs = [mx.bitwise_xor(src[:ib], one), mx.zeros((ob - ib,), dtype=mx.uint32)]
+        mx.eval(outs)
+        if self.device != "cpu":
+            mx.synchronize()
+        t1 = time.monotonic_ns()
+        del outs  # back to the allocator's cache: the next probe reuses them
+        return t1 - t0
+
+    def warm_probe(self):
+        """Every workload's probe once before the sandbox: MLX compiles its
+        kernels and maps its buffers at first use."""
+        for w in range(len(self.wls)):
+            if self.applies(w):
+                self.probe(w, True)
+        self.pbuf.clear()
+
     def call(self):
         mx = self.mx
         t0 = time.monotonic_ns()
@@ -279,6 +335,13 @@ def serve(x, lines):
         cmd, cid = c.get("cmd"), c.get("id", 0)
         if cmd == "ping":
             say({"ev": "pong", "id": cid})
+        elif cmd == "probe" and x.probe_mode:
+            w = c.get("wl", -1)
+            if not 0 <= w < len(x.wls):
+                return 2
+            say({"ev": "probed", "id": cid, "ns": x.probe(w, bool(c.get("evict")))})
+        elif cmd == "load" and x.probe_mode:
+            say({"ev": "loaded"})
         elif cmd == "load":
             if x.fn is None:
                 try:
@@ -319,9 +382,9 @@ def main():
         job = json.loads(raw)
     except ValueError:
         die(ERR_INTERNAL, "job is not JSON")
-    if job.get("mode") != "candidate" or job.get("backend") != "mlx":
-        die(ERR_INTERNAL, f"the MLX executor runs mlx candidates only, not "
-            f"{job.get('mode')} on {job.get('backend')}")
+    if job.get("mode") not in ("candidate", "probe") or job.get("backend") != "mlx":
+        die(ERR_INTERNAL, f"the MLX executor runs mlx candidates and the probe "
+            f"only, not {job.get('mode')} on {job.get('backend')}")
     try:
         import numpy as np
         import mlx.core as mx
@@ -334,7 +397,7 @@ def main():
         die(ERR_CANDIDATE, str(e))
     except (OSError, KeyError, ValueError) as e:
         die(ERR_INTERNAL, f"bad job: {type(e).__name__}: {e}")
-    if x.cand.form == "ops" and "mlx_lm" in x.cand.text:
+    if x.cand and x.cand.form == "ops" and "mlx_lm" in x.cand.text:
         try:  # imports need files: done now, found in sys.modules later
             import mlx.nn  # noqa: F401
             import mlx_lm.models.mamba  # noqa: F401
@@ -342,11 +405,14 @@ def main():
             die(ERR_ENV, f"cannot import mlx_lm ({e}); pip install mlx-lm")
     try:
         x.setup_device()
-        if x.cand.form == "kernel":
+        if x.probe_mode:
+            x.warm_probe()
+        elif x.cand.form == "kernel":
             x.build_kernel()
         elif x.trusted:
             x.load_ops()
-        x.warm(run=x.fn is not None)
+        if not x.probe_mode:
+            x.warm(run=x.fn is not None)
     except ksmlx.CandidateError as e:
         die(ERR_CANDIDATE, str(e))
     except Exception as e:  # MLX's compile errors, launch refusals (ValueError)

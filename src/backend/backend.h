@@ -97,6 +97,11 @@ typedef struct ks_backend_i {
    * outputs live in its runtime, so the judge sends collect as it does for
    * device buffers (ks_backend_device_buffers). */
   ks_code (*executor_argv)(char store[][PATH_MAX], char **argv, ks_err *err);
+  /* With executor_argv: that program also answers probe mode on a GPU (the
+   * ceiling probe with its runtime's own fastest copy; DESIGN.md: Ceiling
+   * probe), so the judge starts it beside a GPU candidate as it does a
+   * probe_move backend's executor. */
+  bool executor_probes;
   /* Optional: the specs/targets id a candidate is checked against before
    * the build; NULL skips the check (a candidate that is not C-family code,
    * as mlx's ops form). Absent: the backend's name. */
@@ -108,6 +113,10 @@ typedef struct ks_backend_i {
 /* Whether the judge collects outputs (device buffers or another executor's
  * runtime) rather than reading them where the kernel wrote them. */
 bool ks_backend_device_buffers(const ks_backend_i *be);
+
+/* Whether the backend measures its own ceiling on the device beside a
+ * candidate (probe_move, or an executor that probes, on a GPU). */
+bool ks_backend_device_probe(const ks_backend_i *be);
 
 /* The backend's device class (cpu when it has no device_class hook). */
 ks_device_class ks_backend_device_class(const ks_backend_i *be);

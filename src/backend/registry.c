@@ -39,3 +39,8 @@ ks_device_class ks_backend_device_class(const ks_backend_i *be) {
 bool ks_backend_device_buffers(const ks_backend_i *be) {
   return be && (be->dev_alloc || be->executor_argv);
 }
+
+bool ks_backend_device_probe(const ks_backend_i *be) {
+  return be->probe_move || (be->executor_probes && be->executor_argv &&
+                            ks_backend_device_class(be) == KS_DEV_GPU);
+}

@@ -718,7 +718,8 @@ static ks_code evaluate(ks_evaluator *ev, ks_candidate *cand,
   plan.cpu_limit_s = plan.timeout_s * plan.threads + 5;
   /* the host probe measures the CPU backends' memory; a device backend
    * with probe_move measures its own (DESIGN.md: Ceiling probe) */
-  plan.probe = ev->opts.timing && (host_memory(ev) || ev->be->probe_move);
+  plan.probe =
+      ev->opts.timing && (host_memory(ev) || ks_backend_device_probe(ev->be));
   if (ev->opts.timing && beside) {
     /* the yardstick of a comparison: beside every timed set */
     plan.anchor_artifact = beside;

@@ -777,7 +777,7 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
   /* the host probe (C, host memory), or a device backend's own
    * (probe_move: an executor of that backend on the same artifact, whose
    * kernels it never launches) */
-  bool dev_probe = be->probe_move && !p->reference && p->artifact;
+  bool dev_probe = ks_backend_device_probe(be) && !p->reference && p->artifact;
   if (p->probe)
     c.have_probe = start_beside(
         &c, &c.probe, dev_probe ? &c.pout : &c.out, "ksearch-probe", "probe",

@@ -155,5 +155,14 @@ for bad in ["__import__('os')", "rows.real", "[1][0]", "nope + 1", "0"]:
 PY
 then ok "launch expressions"; else bad "launch expressions"; fi
 
+# the executor's probe mode (the ceiling probe beside a GPU candidate), over
+# the protocol, on MLX's CPU device
+if out=$("$py" "$here/mlx_probe.py" "$root" 2>&1); then
+  echo "$out"
+else
+  echo "$out"
+  bad "mlx executor probe mode"
+fi
+
 [[ $fail -eq 0 ]] && echo "mlx: all passed" || echo "mlx: FAILED"
 exit $fail

@@ -270,5 +270,6 @@ const ks_backend_i ks_backend_mlx = {
     .unload = mlx_noop,
     .device_class = mlx_device_class,
     .executor_argv = mlx_executor_argv,
+    .executor_probes = true,
     .spec_target = mlx_spec_target,
 };
