@@ -1,0 +1,529 @@
+// ksearch: backend=cuda entry=attention_prefill
+// ksearch: family=wgmma_flash
+// ksearch: concepts=online_softmax,tensor_core_mma,double_buffering_cp_async,shared_memory_tiling,launch_bounds_occupancy
+// ksearch: param WGS in 2,1,3
+// ksearch: param BKV in 128,64
+// ksearch: param STAGES in 2,3
+// ksearch: param OVERLAP in 1,0
+// ksearch: launch grid=(cdiv(seqlen, 64 * WGS), heads_q, batch) block=(128 * WGS, 1, 1) smem=((64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * head_dim * 2 + 1024)
+//
+// CUDA template for tasks/attention_prefill, family wgmma_flash (DESIGN.md:
+// Templates): FlashAttention-3-style forward on Hopper warpgroup MMA
+// (wgmma.mma_async m64nNk16 bf16 -> f32, sm_90a only). A block owns
+// BQ = 64*WGS queries of one (batch, q head), one warpgroup (128 threads) per
+// 64 of them. K/V tiles of BKV keys stream through a ring of
+// NSLOT = STAGES + OVERLAP shared-memory slots, filled by cp.async 16-byte
+// copies (zeros past the sequence end) directly in the 128-byte-swizzled
+// layout the wgmma descriptors name (no TMA: a candidate has no host code);
+// a tile is loaded STAGES - 1 iterations before it is first read, and one
+// block barrier per tile hands the slot of the previous tile back.
+//   S = Q K^T: wgmma with A = the warpgroup's 64 Q rows and B = the K tile,
+//     both K-major from shared memory (Q loaded once), N = BKV.
+//   Online softmax on the S accumulators in float32: a row's max over the 4
+//     lanes that share it (2 shuffles), exp2 with the scale folded into
+//     log2 e (ex2.approx), the row sum kept lane-partial until the end.
+//   O += P V: P converted to bf16 in registers, which is already wgmma's A
+//     fragment (the accumulator layout of S over 16 keys is the A register
+//     layout), so P never touches shared memory; B = the V tile, MN-major
+//     (imm-trans-b 1: V is [keys, head_dim], head_dim contiguous), N = D.
+//   OVERLAP=1 (FA3's intra-warpgroup pipelining): the S wgmmas of tile t+1
+//     and the P V wgmmas of tile t are issued together; the softmax of t+1
+//     runs while P V of t is still on the tensor cores, and O is rescaled
+//     after it retires. Needs the next tile in the ring too: one more slot.
+// Causal: a block reads key tiles up to its last query, a warpgroup computes
+// only those up to its own last query; only tiles crossing the warpgroup's
+// diagonal or the sequence end are masked; tile 0 is always first, so a
+// row's max is finite before any masked key (no exp(-inf - -inf)). Blocks
+// run the last query tile first (the longest). GQA: q head h reads kv head
+// h / (heads_q / heads_kv). head_dim 64 or 128 (compile-time instances;
+// others trap: a launch error, never a wrong answer). O / l goes through the
+// warpgroup's own Q rows in shared memory, then out in coalesced 16-byte
+// rows.
+//
+// Shared memory (byte offsets from a 1024-aligned base; a 128B swizzle atom
+// is 8 rows of 128 bytes, 16-byte chunk j of row r stored at chunk j ^ (r%8),
+// which the hardware's 128B swizzle undoes: address bits [4,7) ^= [7,10)):
+// Q, then slot i's K and V tiles. Each is a [rows, D] row-major bf16 matrix
+// stored as D/64 column blocks of rows x 128 bytes (64 columns each):
+//   X(r, c) at (c/64)*rows*128 + r*128 + (((c%64)/8) ^ (r%8))*16 + (c%8)*2.
+// Descriptors (bits [0,14) start >> 4, [16,30) LBO >> 4, [32,46) SBO >> 4,
+// [62,64) = 1: 128B swizzle; base offset 0 as every atom is 1024-aligned):
+//   Q (A, K-major) for k step kk: start = Q + (kk/4)*BQ*128 + wg*64*128 +
+//     (kk%4)*32, SBO = 1024 (next 8 rows), LBO unused.
+//   K (B of S, K-major: B(k=d, n=key) = K(key, d)): start = K +
+//     (kk/4)*BKV*128 + (kk%4)*32, SBO = 1024 (next 8 keys), imm-trans-b 0.
+//   V (B of P V, MN-major: B(k=key, n=d) = V(key, d)) for key step kk:
+//     start = V + kk*16*128, LBO = BKV*128 (next 64 columns of d),
+//     SBO = 1024 (next 8 keys), imm-trans-b 1.
+// Accumulators (PTX ISA wgmma D fragment): thread t of the warpgroup, warp
+// w = t/32, lane l holds N/2 floats; j = 4*i + e is row 16*w + l/4 + 8*(e/2),
+// column 8*i + 2*(l%4) + e%2. The A fragment of a 16-wide k step kk is
+// {S[8kk..8kk+1], S[8kk+2..3], S[8kk+4..5], S[8kk+6..7]} packed to bf16 pairs.
+//
+// Registers: O (D/2) + S (BKV/2) + P (BKV/4) per thread, 160 at D = BKV =
+// 128. WGS=3 caps a thread at 168 registers (65536 / 384): pair it with
+// BKV=64. Shared memory at D=128: (BQ + 2*NSLOT*BKV)*256 + 1024 bytes, at
+// most 232448 (227 KiB): WGS=2 BKV=128 takes NSLOT <= 3; larger rings are a
+// launch error at head_dim 128 (fine at 64).
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+#ifndef WGS
+#define WGS 2
+#endif
+#ifndef BKV
+#define BKV 128
+#endif
+#ifndef STAGES
+#define STAGES 2
+#endif
+#ifndef OVERLAP
+#define OVERLAP 1
+#endif
+#define BQ (64 * WGS)
+#define THREADS (128 * WGS)
+#define NSLOT (STAGES + OVERLAP)
+static_assert(WGS >= 1 && WGS <= 3, "WGS is 1, 2 or 3");
+static_assert(BKV == 64 || BKV == 128, "BKV is 64 or 128");
+static_assert(STAGES >= 2, "a tile loads at least one iteration ahead");
+static_assert(OVERLAP == 0 || OVERLAP == 1, "OVERLAP is 0 or 1");
+
+__device__ __forceinline__ uint32_t smem_u32(const void *p) {
+  return (uint32_t)__cvta_generic_to_shared(p);
+}
+// 16 bytes global -> shared; src_bytes 0 writes zeros (past the end)
+__device__ __forceinline__ void cp16(void *dst, const void *src,
+                                     int src_bytes) {
+  asm volatile(
+      "cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)),
+      "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int N> __device__ __forceinline__ void cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+// shared-memory writes (generic proxy: cp.async) made visible to the async
+// proxy the tensor cores read through
+__device__ __forceinline__ void fence_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void wg_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wg_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// keep the compiler from moving reads/writes of registers an async wgmma
+// owns (accumulators, A fragments) across its issue and wait_group
+template <int N> __device__ __forceinline__ void acc_fence(float *d) {
+#pragma unroll
+  for (int i = 0; i < N; i++)
+    asm volatile("" : "+f"(d[i])::"memory");
+}
+template <int N> __device__ __forceinline__ void reg_fence(uint32_t *r) {
+#pragma unroll
+  for (int i = 0; i < N; i++)
+    asm volatile("" : "+r"(r[i])::"memory");
+}
+// 2^x (ex2.approx.ftz: subnormal results flush to zero, 2^-inf = 0)
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+// d[0..N/2) (+)= A(64x16, K-major, descriptor da) * B(16xN, K-major, db);
+// scale_d 0 overwrites d
+template <int N>
+__device__ __forceinline__ void wgmma_ss(float *d, uint64_t da, uint64_t db,
+                                         int scale_d) {
+  if constexpr (N == 64) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, "
+                 "%14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, "
+                 "%26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]),
+                   "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
+                   "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+                   "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                   "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+                   "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(scale_d));
+  } else if constexpr (N == 128) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, "
+        "%15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, "
+        "%29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, "
+        "%43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, "
+        "%57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]),
+          "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
+          "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+          "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+          "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+          "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]),
+          "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),
+          "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]),
+          "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+          "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(scale_d));
+  }
+}
+// d[0..N/2) (+)= A(64x16 in registers: the wgmma A fragment) * B(16xN,
+// MN-major, db); scale_d 0 overwrites d
+template <int N>
+__device__ __forceinline__ void wgmma_rs(float *d, const uint32_t *a,
+                                         uint64_t db, int scale_d) {
+  if constexpr (N == 64) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, "
+        "%15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, "
+        "%29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]),
+          "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
+          "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+          "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+          "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+          "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+  } else if constexpr (N == 128) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, "
+        "%15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, "
+        "%29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, "
+        "%43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, "
+        "%57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, "
+        "1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]),
+          "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
+          "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+          "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+          "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+          "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]),
+          "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),
+          "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]),
+          "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+          "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+  }
+}
+
+// 128B-swizzle descriptor of an operand at shared address addr (bytes)
+__device__ __forceinline__ uint64_t make_desc(uint32_t addr, uint32_t lbo,
+                                              uint32_t sbo) {
+  return (uint64_t)((addr & 0x3FFFF) >> 4) |
+         (uint64_t)((lbo >> 4) & 0x3FFF) << 16 |
+         (uint64_t)((sbo >> 4) & 0x3FFF) << 32 | (uint64_t)1 << 62;
+}
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *(uint32_t *)&h;
+}
+
+// rows [r0, r0 + ROWS) of a [seqlen, D] head into the swizzled layout at dst
+// (zeros past seqlen); consecutive threads take consecutive 16-byte chunks
+template <int D, int ROWS>
+__device__ __forceinline__ void
+load_rows(unsigned char *dst, const __nv_bfloat16 *src, long r0, long seqlen) {
+  constexpr int CPR = D / 8, TOTAL = ROWS * CPR;
+#pragma unroll
+  for (int i = 0; i < (TOTAL + THREADS - 1) / THREADS; i++) {
+    const int c = threadIdx.x + i * THREADS;
+    if (TOTAL % THREADS == 0 || c < TOTAL) {
+      const int r = c / CPR, j = c % CPR;
+      const long gr = r0 + r;
+      const bool in = gr < seqlen;
+      cp16(dst + (j >> 3) * (ROWS * 128) + r * 128 + (((j & 7) ^ (r & 7)) << 4),
+           in ? (const void *)(src + gr * D + j * 8) : (const void *)src,
+           in ? 16 : 0);
+    }
+  }
+}
+
+// S = Q K^T for this warpgroup: q = its Q rows (shared address), kt = the K
+// tile; issued, not committed
+template <int D>
+__device__ __forceinline__ void s_gemm(float *s, uint32_t q, uint32_t kt) {
+#pragma unroll
+  for (int kk = 0; kk < D / 16; kk++)
+    wgmma_ss<BKV>(
+        s, make_desc(q + (kk >> 2) * (BQ * 128) + (kk & 3) * 32, 16, 1024),
+        make_desc(kt + (kk >> 2) * (BKV * 128) + (kk & 3) * 32, 16, 1024),
+        kk > 0);
+}
+// O += P V: p = P's A fragments (16 keys each), vt = the V tile
+template <int D>
+__device__ __forceinline__ void pv_gemm(float *o, uint32_t (*p)[4],
+                                        uint32_t vt) {
+#pragma unroll
+  for (int kk = 0; kk < BKV / 16; kk++)
+    wgmma_rs<D>(o, p[kk], make_desc(vt + kk * 16 * 128, BKV * 128, 1024), 1);
+}
+
+// online softmax of one S tile (keys j0..j0+BKV-1) for this thread's rows
+// row0 and row0 + 8: masks keys past the row or the sequence (MASK), updates
+// the running max m and lane-partial sum l, turns s into probabilities and
+// returns the factor the old O and l are scaled by in corr
+template <bool MASK>
+__device__ __forceinline__ void softmax_tile(float *s, float *m, float *l,
+                                             float *corr, long j0, long row0,
+                                             long seqlen, float sl2) {
+  const int qd = threadIdx.x & 3;
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    float mx = m[hh];
+    // keys j0 + 8i + 2qd + e are visible while 8i + e <= lim
+    long last = row0 + 8 * hh < seqlen - 1 ? row0 + 8 * hh : seqlen - 1;
+    const long lim = last - j0 - 2 * qd;
+#pragma unroll
+    for (int i = 0; i < BKV / 8; i++)
+#pragma unroll
+      for (int e = 0; e < 2; e++) {
+        float &x = s[4 * i + 2 * hh + e];
+        if (MASK && 8 * i + e > lim)
+          x = -INFINITY;
+        mx = fmaxf(mx, x);
+      }
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    // mx is finite: key 0 (tile 0, seen first) is visible to every row; the
+    // first tile's old max is -inf, so corr = 0 there (O and l are 0)
+    corr[hh] = ex2((m[hh] - mx) * sl2);
+    m[hh] = mx;
+    const float ms = mx * sl2;
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < BKV / 8; i++)
+#pragma unroll
+      for (int e = 0; e < 2; e++) {
+        float &x = s[4 * i + 2 * hh + e];
+        x = ex2(fmaf(x, sl2, -ms));
+        sum += x;
+      }
+    l[hh] = l[hh] * corr[hh] + sum;
+  }
+}
+__device__ __forceinline__ void softmax_any(float *s, float *m, float *l,
+                                            float *corr, long j0, long qw0,
+                                            long row0, long seqlen, float sl2) {
+  // masks only where a key of the tile can pass a row of the warpgroup or
+  // the sequence end
+  if (j0 + BKV - 1 > qw0 || j0 + BKV > seqlen)
+    softmax_tile<true>(s, m, l, corr, j0, row0, seqlen, sl2);
+  else
+    softmax_tile<false>(s, m, l, corr, j0, row0, seqlen, sl2);
+}
+__device__ __forceinline__ void rescale_to_p(float *o, int no, const float *s,
+                                             uint32_t (*p)[4],
+                                             const float *corr) {
+#pragma unroll
+  for (int i = 0; i < no / 4; i++) {
+    o[4 * i] *= corr[0];
+    o[4 * i + 1] *= corr[0];
+    o[4 * i + 2] *= corr[1];
+    o[4 * i + 3] *= corr[1];
+  }
+#pragma unroll
+  for (int kk = 0; kk < BKV / 16; kk++)
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+      p[kk][j] = pack_bf16(s[8 * kk + 2 * j], s[8 * kk + 2 * j + 1]);
+}
+
+template <int D>
+__device__ __forceinline__ void
+flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
+      const __nv_bfloat16 *__restrict__ v, __nv_bfloat16 *__restrict__ o,
+      long heads_q, long heads_kv, long seqlen, unsigned char *smem_raw) {
+  constexpr int QB = BQ * D * 2;   // the Q region
+  constexpr int KVB = BKV * D * 2; // one K or V tile
+  const uint32_t raw = smem_u32(smem_raw);
+  unsigned char *sm = smem_raw + (((raw + 1023) & ~1023u) - raw);
+  const uint32_t sb = smem_u32(sm);
+  // slot i: K at QB + 2*i*KVB, V at QB + (2*i + 1)*KVB
+
+  const long nqt = (seqlen + BQ - 1) / BQ;
+  const long qt = nqt - 1 - blockIdx.x; // longest first
+  const long h = blockIdx.y, bidx = blockIdx.z;
+  const long g = h / (heads_q / heads_kv);
+  const __nv_bfloat16 *qh = q + (bidx * heads_q + h) * seqlen * D;
+  const __nv_bfloat16 *kh = k + (bidx * heads_kv + g) * seqlen * D;
+  const __nv_bfloat16 *vh = v + (bidx * heads_kv + g) * seqlen * D;
+  __nv_bfloat16 *oh = o + (bidx * heads_q + h) * seqlen * D;
+
+  const int wg = threadIdx.x >> 7, wt = threadIdx.x & 127;
+  const long q0 = qt * BQ, qw0 = q0 + 64 * wg;
+  const long row0 = qw0 + 16 * (wt >> 5) + ((wt & 31) >> 2);
+  // key tiles of the block (up to its last query) and of this warpgroup
+  const long bend = q0 + BQ < seqlen ? q0 + BQ : seqlen;
+  const int nt = (int)((bend + BKV - 1) / BKV);
+  const long wend = qw0 + 64 < seqlen ? qw0 + 64 : seqlen;
+  const int ntw = qw0 < seqlen ? (int)((wend + BKV - 1) / BKV) : 0;
+  const float sl2 = 1.4426950408889634f / sqrtf((float)D);
+  const uint32_t qa = sb + wg * 64 * 128; // this warpgroup's Q rows
+
+  // prologue: Q with tile 0, then tiles 1..NSLOT-2, a cp.async group each
+  load_rows<D, BQ>(sm, qh, q0, seqlen);
+#pragma unroll
+  for (int s = 0; s < NSLOT - 1; s++) {
+    if (s < nt) {
+      load_rows<D, BKV>(sm + QB + 2 * s * KVB, kh, (long)s * BKV, seqlen);
+      load_rows<D, BKV>(sm + QB + (2 * s + 1) * KVB, vh, (long)s * BKV, seqlen);
+    }
+    cp_commit();
+  }
+
+  float oacc[D / 2], sacc[BKV / 2], corr[2];
+  uint32_t pf[BKV / 16][4];
+  float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
+#pragma unroll
+  for (int j = 0; j < D / 2; j++)
+    oacc[j] = 0.f;
+
+#if OVERLAP
+  // tile 0's scores before the loop: the loop issues S of tile t+1 with
+  // P V of tile t
+  cp_wait<NSLOT - 2>();
+  fence_async();
+  __syncthreads();
+  if (ntw > 0) {
+    acc_fence<BKV / 2>(sacc);
+    wg_fence();
+    s_gemm<D>(sacc, qa, sb + QB);
+    wg_commit();
+    wg_wait<0>();
+    acc_fence<BKV / 2>(sacc);
+    softmax_any(sacc, mrow, lrow, corr, 0, qw0, row0, seqlen, sl2);
+    rescale_to_p(oacc, D / 2, sacc, pf, corr);
+  }
+#endif
+  for (int t = 0; t < nt; t++) {
+    // tiles <= t + OVERLAP have landed (STAGES + t - 1 + OVERLAP groups are
+    // committed); after the barrier every warpgroup is done with tile t-1,
+    // whose slot takes tile t-1+NSLOT
+    cp_wait<STAGES - 2>();
+    fence_async();
+    __syncthreads();
+    {
+      const int nx = t - 1 + NSLOT;
+      if (nx < nt) {
+        unsigned char *st = sm + QB + 2 * (nx % NSLOT) * KVB;
+        load_rows<D, BKV>(st, kh, (long)nx * BKV, seqlen);
+        load_rows<D, BKV>(st + KVB, vh, (long)nx * BKV, seqlen);
+      }
+      cp_commit();
+    }
+    if (t >= ntw) // past this warpgroup's last query (uniform in it)
+      continue;
+    const uint32_t kt = sb + QB + 2 * (t % NSLOT) * KVB, vt = kt + KVB;
+#if OVERLAP
+    const bool nxt = t + 1 < ntw;
+    acc_fence<D / 2>(oacc);
+    acc_fence<BKV / 2>(sacc);
+    reg_fence<BKV / 4>(&pf[0][0]);
+    wg_fence();
+    if (nxt)
+      s_gemm<D>(sacc, qa, sb + QB + 2 * ((t + 1) % NSLOT) * KVB);
+    wg_commit();
+    pv_gemm<D>(oacc, pf, vt);
+    wg_commit();
+    if (nxt) {
+      wg_wait<1>(); // S of tile t+1 is done; P V of tile t may run on
+      acc_fence<BKV / 2>(sacc);
+      softmax_any(sacc, mrow, lrow, corr, (long)(t + 1) * BKV, qw0, row0,
+                  seqlen, sl2);
+    }
+    wg_wait<0>();
+    acc_fence<D / 2>(oacc);
+    reg_fence<BKV / 4>(&pf[0][0]);
+    if (nxt)
+      rescale_to_p(oacc, D / 2, sacc, pf, corr);
+#else
+    acc_fence<BKV / 2>(sacc);
+    wg_fence();
+    s_gemm<D>(sacc, qa, kt);
+    wg_commit();
+    wg_wait<0>();
+    acc_fence<BKV / 2>(sacc);
+    softmax_any(sacc, mrow, lrow, corr, (long)t * BKV, qw0, row0, seqlen, sl2);
+    rescale_to_p(oacc, D / 2, sacc, pf, corr);
+    acc_fence<D / 2>(oacc);
+    reg_fence<BKV / 4>(&pf[0][0]);
+    wg_fence();
+    pv_gemm<D>(oacc, pf, vt);
+    wg_commit();
+    wg_wait<0>();
+    acc_fence<D / 2>(oacc);
+    (void)kt;
+#endif
+  }
+
+  // O / l into this warpgroup's own Q rows (its S wgmmas have all retired),
+  // in the same swizzled layout (conflict-free: the 8 rows a store touches
+  // sit in 8 different 16-byte columns), then out in 16-byte row chunks
+  const int qd = wt & 3;
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++) {
+    float lt = lrow[hh];
+    lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+    lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+    const float inv = lt > 0.f ? 1.f / lt : 0.f;
+    const int r = 64 * wg + 16 * (wt >> 5) + ((wt & 31) >> 2) + 8 * hh;
+#pragma unroll
+    for (int i = 0; i < D / 8; i++) {
+      const int c = 8 * i + 2 * qd;
+      *(__nv_bfloat162 *)(sm + (c >> 6) * (BQ * 128) + r * 128 +
+                          ((((c & 63) >> 3) ^ (r & 7)) << 4) + (c & 7) * 2) =
+          __floats2bfloat162_rn(oacc[4 * i + 2 * hh] * inv,
+                                oacc[4 * i + 2 * hh + 1] * inv);
+    }
+  }
+  __syncthreads();
+  constexpr int CPR = D / 8;
+#pragma unroll
+  for (int i = 0; i < (BQ * CPR + THREADS - 1) / THREADS; i++) {
+    const int c = threadIdx.x + i * THREADS;
+    const int r = c / CPR, j = c % CPR;
+    if (c < BQ * CPR && q0 + r < seqlen)
+      *(uint4 *)(oh + (q0 + r) * D + j * 8) =
+          *(const uint4 *)(sm + (j >> 3) * (BQ * 128) + r * 128 +
+                           (((j & 7) ^ (r & 7)) << 4));
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    attention_prefill(const __nv_bfloat16 *__restrict__ q,
+                      const __nv_bfloat16 *__restrict__ k,
+                      const __nv_bfloat16 *__restrict__ v,
+                      __nv_bfloat16 *__restrict__ o, long batch, long heads_q,
+                      long heads_kv, long seqlen, long head_dim) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  (void)batch;
+  if (head_dim == 128)
+    flash<128>(q, k, v, o, heads_q, heads_kv, seqlen, smem_raw);
+  else if (head_dim == 64)
+    flash<64>(q, k, v, o, heads_q, heads_kv, seqlen, smem_raw);
+  else
+    __trap(); // no instance for this head_dim: a launch error, never a wrong
+              // answer
+}
