@@ -56,7 +56,7 @@ cases=(
   "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|OVERLAP=0 STAGES=3 BKV=64|1 8 1 130 64"
   "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WGS=1 BKV=64 STAGES=3|1 6 2 257 128"
   "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WGS=3 BKV=64|1 3 3 257 64"
-  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WGS=3 BKV=128 OVERLAP=0|1 2 1 130 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WGS=3 BKV=128 OVERLAP=0|1 2 1 200 128"
   "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|EMU_CP_EAGER=1|1 2 1 400 128"
   "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|EMU_CP_EAGER=1 OVERLAP=0 STAGES=3 BKV=64|1 2 1 300 64"
   "attention|attention_prefill/templates/cuda/warp_query.cu|WARPQ|WARPS=4|2 4 2 77 64"

@@ -30,9 +30,10 @@
 //     and the P V wgmmas of tile t are issued together; the softmax of t+1
 //     runs while P V of t is still on the tensor cores, and O is rescaled
 //     after it retires. Needs the next tile in the ring too: one more slot.
-// Causal: a block reads key tiles up to its last query, a warpgroup computes
-// only those up to its own last query; only tiles crossing the warpgroup's
-// diagonal or the sequence end are masked; tile 0 is always first, so a
+// Causal: a block reads key tiles up to its last query, and so do all its
+// warpgroups (bounds uniform in the block: ptxas serializes wgmmas it sees
+// issued on divergent paths); only tiles crossing a warpgroup's diagonal or
+// the sequence end are masked; tile 0 is always first, so a
 // row's max is finite before any masked key (no exp(-inf - -inf)). Blocks
 // run the last query tile first (the longest). GQA: q head h reads kv head
 // h / (heads_q / heads_kv). head_dim 64 or 128 (compile-time instances;
@@ -61,10 +62,12 @@
 // {S[8kk..8kk+1], S[8kk+2..3], S[8kk+4..5], S[8kk+6..7]} packed to bf16 pairs.
 //
 // Registers: O (D/2) + S (BKV/2) + P (BKV/4) per thread, 160 at D = BKV =
-// 128. WGS=3 caps a thread at 168 registers (65536 / 384): pair it with
-// BKV=64. Shared memory at D=128: (BQ + 2*NSLOT*BKV)*256 + 1024 bytes, at
-// most 232448 (227 KiB): WGS=2 BKV=128 takes NSLOT <= 3; larger rings are a
-// launch error at head_dim 128 (fine at 64).
+// 128 (ptxas: 224 with OVERLAP, 168 without; WGS=3 caps a thread at 168).
+// A thread's cp.async chunks differ by constant offsets (load_rows) and
+// descriptors are one add from a base, which keeps addresses out of the
+// register budget. Shared memory at D=128: (BQ + 2*NSLOT*BKV)*256 + 1024
+// bytes must stay within 232448 (227 KiB): combinations past it are refused
+// at compile time (BKV=128 with NSLOT=4; WGS=3, BKV=128 with NSLOT=3).
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -87,6 +90,10 @@ static_assert(WGS >= 1 && WGS <= 3, "WGS is 1, 2 or 3");
 static_assert(BKV == 64 || BKV == 128, "BKV is 64 or 128");
 static_assert(STAGES >= 2, "a tile loads at least one iteration ahead");
 static_assert(OVERLAP == 0 || OVERLAP == 1, "OVERLAP is 0 or 1");
+// refused rather than a launch error: the ring must fit the 227 KiB of
+// shared memory a block may have at head_dim 128 (every GPU workload but one)
+static_assert((64 * WGS + 2 * NSLOT * BKV) * 256 + 1024 <= 232448,
+              "Q and NSLOT K/V slots exceed 227 KiB at head_dim 128");
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p) {
   return (uint32_t)__cvta_generic_to_shared(p);
@@ -228,12 +235,13 @@ __device__ __forceinline__ void wgmma_rs(float *d, const uint32_t *a,
   }
 }
 
-// 128B-swizzle descriptor of an operand at shared address addr (bytes)
-__device__ __forceinline__ uint64_t make_desc(uint32_t addr, uint32_t lbo,
+// 128B-swizzle descriptor of an operand at shared address a4 * 16 (a4: the
+// address >> 4, so a descriptor at base + offset is one add); lbo, sbo in
+// bytes
+__device__ __forceinline__ uint64_t make_desc(uint32_t a4, uint32_t lbo,
                                               uint32_t sbo) {
-  return (uint64_t)((addr & 0x3FFFF) >> 4) |
-         (uint64_t)((lbo >> 4) & 0x3FFF) << 16 |
-         (uint64_t)((sbo >> 4) & 0x3FFF) << 32 | (uint64_t)1 << 62;
+  return (uint64_t)(((sbo >> 4) & 0x3FFF) | 1u << 30) << 32 |
+         (uint64_t)(((lbo >> 4) & 0x3FFF) << 16 | (a4 & 0x3FFF));
 }
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
@@ -241,43 +249,51 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 }
 
 // rows [r0, r0 + ROWS) of a [seqlen, D] head into the swizzled layout at dst
-// (zeros past seqlen); consecutive threads take consecutive 16-byte chunks
-template <int D, int ROWS>
+// (zeros past seqlen), and with V the same rows of a second head into dst2.
+// Thread x copies 16-byte chunk x % (D/8) of rows x / (D/8) + i * RPP:
+// consecutive threads take consecutive chunks of a row (coalesced), and
+// RPP, a multiple of 8, keeps the swizzled column of a thread's chunks
+// fixed, so its copies differ by constant offsets only
+template <int D, int ROWS, bool TWO>
 __device__ __forceinline__ void
-load_rows(unsigned char *dst, const __nv_bfloat16 *src, long r0, long seqlen) {
-  constexpr int CPR = D / 8, TOTAL = ROWS * CPR;
+load_rows(unsigned char *dst, const __nv_bfloat16 *src, unsigned char *dst2,
+          const __nv_bfloat16 *src2, long r0, long seqlen) {
+  constexpr int CPR = D / 8, RPP = THREADS / CPR;
+  static_assert(THREADS % CPR == 0 && RPP % 8 == 0, "rows per pass");
+  const int r = threadIdx.x / CPR, j = threadIdx.x % CPR;
+  const int doff =
+      (j >> 3) * (ROWS * 128) + r * 128 + (((j & 7) ^ (r & 7)) << 4);
+  const long soff = (r0 + r) * D + j * 8, left = seqlen - r0 - r;
 #pragma unroll
-  for (int i = 0; i < (TOTAL + THREADS - 1) / THREADS; i++) {
-    const int c = threadIdx.x + i * THREADS;
-    if (TOTAL % THREADS == 0 || c < TOTAL) {
-      const int r = c / CPR, j = c % CPR;
-      const long gr = r0 + r;
-      const bool in = gr < seqlen;
-      cp16(dst + (j >> 3) * (ROWS * 128) + r * 128 + (((j & 7) ^ (r & 7)) << 4),
-           in ? (const void *)(src + gr * D + j * 8) : (const void *)src,
-           in ? 16 : 0);
+  for (int i = 0; i < (ROWS + RPP - 1) / RPP; i++) {
+    if (ROWS % RPP == 0 || r + i * RPP < ROWS) {
+      const bool in = i * RPP < left;
+      const long so = in ? soff + (long)i * RPP * D : 0;
+      cp16(dst + doff + i * RPP * 128, src + so, in ? 16 : 0);
+      if (TWO)
+        cp16(dst2 + doff + i * RPP * 128, src2 + so, in ? 16 : 0);
     }
   }
 }
 
-// S = Q K^T for this warpgroup: q = its Q rows (shared address), kt = the K
-// tile; issued, not committed
+// S = Q K^T for this warpgroup: q4 = its Q rows, kt4 = the K tile (shared
+// addresses >> 4); issued, not committed
 template <int D>
-__device__ __forceinline__ void s_gemm(float *s, uint32_t q, uint32_t kt) {
+__device__ __forceinline__ void s_gemm(float *s, uint32_t q4, uint32_t kt4) {
 #pragma unroll
   for (int kk = 0; kk < D / 16; kk++)
     wgmma_ss<BKV>(
-        s, make_desc(q + (kk >> 2) * (BQ * 128) + (kk & 3) * 32, 16, 1024),
-        make_desc(kt + (kk >> 2) * (BKV * 128) + (kk & 3) * 32, 16, 1024),
+        s, make_desc(q4 + (kk >> 2) * (BQ * 8) + (kk & 3) * 2, 16, 1024),
+        make_desc(kt4 + (kk >> 2) * (BKV * 8) + (kk & 3) * 2, 16, 1024),
         kk > 0);
 }
-// O += P V: p = P's A fragments (16 keys each), vt = the V tile
+// O += P V: p = P's A fragments (16 keys each), vt4 = the V tile >> 4
 template <int D>
 __device__ __forceinline__ void pv_gemm(float *o, uint32_t (*p)[4],
-                                        uint32_t vt) {
+                                        uint32_t vt4) {
 #pragma unroll
   for (int kk = 0; kk < BKV / 16; kk++)
-    wgmma_rs<D>(o, p[kk], make_desc(vt + kk * 16 * 128, BKV * 128, 1024), 1);
+    wgmma_rs<D>(o, p[kk], make_desc(vt4 + kk * 128, BKV * 128, 1024), 1);
 }
 
 // online softmax of one S tile (keys j0..j0+BKV-1) for this thread's rows
@@ -374,22 +390,21 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
   const int wg = threadIdx.x >> 7, wt = threadIdx.x & 127;
   const long q0 = qt * BQ, qw0 = q0 + 64 * wg;
   const long row0 = qw0 + 16 * (wt >> 5) + ((wt & 31) >> 2);
-  // key tiles of the block (up to its last query) and of this warpgroup
+  // key tiles of the block: up to its last query
   const long bend = q0 + BQ < seqlen ? q0 + BQ : seqlen;
   const int nt = (int)((bend + BKV - 1) / BKV);
-  const long wend = qw0 + 64 < seqlen ? qw0 + 64 : seqlen;
-  const int ntw = qw0 < seqlen ? (int)((wend + BKV - 1) / BKV) : 0;
   const float sl2 = 1.4426950408889634f / sqrtf((float)D);
-  const uint32_t qa = sb + wg * 64 * 128; // this warpgroup's Q rows
+  const uint32_t qa4 = (sb + wg * 64 * 128) >> 4; // this warpgroup's Q rows
+  const uint32_t kv4 = (sb + QB) >> 4; // slot i: K at kv4 + 2*i*KVB/16
 
   // prologue: Q with tile 0, then tiles 1..NSLOT-2, a cp.async group each
-  load_rows<D, BQ>(sm, qh, q0, seqlen);
+  load_rows<D, BQ, false>(sm, qh, sm, qh, q0, seqlen);
 #pragma unroll
   for (int s = 0; s < NSLOT - 1; s++) {
-    if (s < nt) {
-      load_rows<D, BKV>(sm + QB + 2 * s * KVB, kh, (long)s * BKV, seqlen);
-      load_rows<D, BKV>(sm + QB + (2 * s + 1) * KVB, vh, (long)s * BKV, seqlen);
-    }
+    if (s < nt)
+      load_rows<D, BKV, true>(sm + QB + 2 * s * KVB, kh,
+                              sm + QB + (2 * s + 1) * KVB, vh, (long)s * BKV,
+                              seqlen);
     cp_commit();
   }
 
@@ -406,10 +421,10 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
   cp_wait<NSLOT - 2>();
   fence_async();
   __syncthreads();
-  if (ntw > 0) {
+  {
     acc_fence<BKV / 2>(sacc);
     wg_fence();
-    s_gemm<D>(sacc, qa, sb + QB);
+    s_gemm<D>(sacc, qa4, kv4);
     wg_commit();
     wg_wait<0>();
     acc_fence<BKV / 2>(sacc);
@@ -417,7 +432,15 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
     rescale_to_p(oacc, D / 2, sacc, pf, corr);
   }
 #endif
+  // every warpgroup runs the block's tiles (loop bounds uniform in the
+  // block: ptxas serializes wgmmas issued on paths it sees as divergent);
+  // keys past a row are masked, and a row that sees none of a tile keeps its
+  // max (corr = 1) and adds zeros
+#if OVERLAP
+  for (int t = 0; t + 1 < nt; t++) {
+#else
   for (int t = 0; t < nt; t++) {
+#endif
     // tiles <= t + OVERLAP have landed (STAGES + t - 1 + OVERLAP groups are
     // committed); after the barrier every warpgroup is done with tile t-1,
     // whose slot takes tile t-1+NSLOT
@@ -428,40 +451,38 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
       const int nx = t - 1 + NSLOT;
       if (nx < nt) {
         unsigned char *st = sm + QB + 2 * (nx % NSLOT) * KVB;
-        load_rows<D, BKV>(st, kh, (long)nx * BKV, seqlen);
-        load_rows<D, BKV>(st + KVB, vh, (long)nx * BKV, seqlen);
+        load_rows<D, BKV, true>(st, kh, st + KVB, vh, (long)nx * BKV, seqlen);
       }
       cp_commit();
     }
-    if (t >= ntw) // past this warpgroup's last query (uniform in it)
-      continue;
-    const uint32_t kt = sb + QB + 2 * (t % NSLOT) * KVB, vt = kt + KVB;
+    const uint32_t kt4 = kv4 + 2 * (t % NSLOT) * (KVB / 16),
+                   vt4 = kt4 + KVB / 16;
 #if OVERLAP
-    const bool nxt = t + 1 < ntw;
-    acc_fence<D / 2>(oacc);
+    // S of tile t+1, then P V of tile t (two groups); no wgmma on a branch
     acc_fence<BKV / 2>(sacc);
+    wg_fence();
+    s_gemm<D>(sacc, qa4, kv4 + 2 * ((t + 1) % NSLOT) * (KVB / 16));
+    wg_commit();
+    acc_fence<BKV / 2>(sacc);
+    acc_fence<D / 2>(oacc);
     reg_fence<BKV / 4>(&pf[0][0]);
     wg_fence();
-    if (nxt)
-      s_gemm<D>(sacc, qa, sb + QB + 2 * ((t + 1) % NSLOT) * KVB);
+    pv_gemm<D>(oacc, pf, vt4);
     wg_commit();
-    pv_gemm<D>(oacc, pf, vt);
-    wg_commit();
-    if (nxt) {
-      wg_wait<1>(); // S of tile t+1 is done; P V of tile t may run on
-      acc_fence<BKV / 2>(sacc);
-      softmax_any(sacc, mrow, lrow, corr, (long)(t + 1) * BKV, qw0, row0,
-                  seqlen, sl2);
-    }
+    acc_fence<D / 2>(oacc);
+    reg_fence<BKV / 4>(&pf[0][0]);
+    wg_wait<1>(); // S of tile t+1 is done; P V of tile t may run on
+    acc_fence<BKV / 2>(sacc);
+    softmax_any(sacc, mrow, lrow, corr, (long)(t + 1) * BKV, qw0, row0, seqlen,
+                sl2);
     wg_wait<0>();
     acc_fence<D / 2>(oacc);
     reg_fence<BKV / 4>(&pf[0][0]);
-    if (nxt)
-      rescale_to_p(oacc, D / 2, sacc, pf, corr);
+    rescale_to_p(oacc, D / 2, sacc, pf, corr);
 #else
     acc_fence<BKV / 2>(sacc);
     wg_fence();
-    s_gemm<D>(sacc, qa, kt);
+    s_gemm<D>(sacc, qa4, kt4);
     wg_commit();
     wg_wait<0>();
     acc_fence<BKV / 2>(sacc);
@@ -470,13 +491,24 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
     acc_fence<D / 2>(oacc);
     reg_fence<BKV / 4>(&pf[0][0]);
     wg_fence();
-    pv_gemm<D>(oacc, pf, vt);
+    pv_gemm<D>(oacc, pf, vt4);
     wg_commit();
     wg_wait<0>();
     acc_fence<D / 2>(oacc);
-    (void)kt;
+    (void)kt4;
 #endif
   }
+#if OVERLAP
+  // P V of the last tile: it landed (and was fenced) for the S above, and no
+  // slot is refilled any more, so no barrier
+  acc_fence<D / 2>(oacc);
+  reg_fence<BKV / 4>(&pf[0][0]);
+  wg_fence();
+  pv_gemm<D>(oacc, pf, kv4 + (2 * ((nt - 1) % NSLOT) + 1) * (KVB / 16));
+  wg_commit();
+  wg_wait<0>();
+  acc_fence<D / 2>(oacc);
+#endif
 
   // O / l into this warpgroup's own Q rows (its S wgmmas have all retired),
   // in the same swizzled layout (conflict-free: the 8 rows a store touches
