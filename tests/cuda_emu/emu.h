@@ -405,6 +405,9 @@ inline void wg_fence() {}
 inline void fence_async() {}
 template <int N> inline void acc_fence(float *) {}
 template <int N> inline void reg_fence(uint32_t *) {}
+// setmaxnreg: register allocation is the compiler's and the device's concern
+template <int N> inline void reg_alloc() {}
+template <int N> inline void reg_dealloc() {}
 inline void wg_commit() {
   t_wg_groups.push_back(t_wg_open);
   t_wg_open.clear();

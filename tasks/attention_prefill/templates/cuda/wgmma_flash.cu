@@ -5,7 +5,8 @@
 // ksearch: param BKV in 128,64
 // ksearch: param STAGES in 2,3
 // ksearch: param OVERLAP in 1,0
-// ksearch: launch grid=(cdiv(seqlen, 64 * WGS), heads_q, batch) block=(128 * WGS, 1, 1) smem=((64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * head_dim * 2 + 1024)
+// ksearch: param WS in 0,1
+// ksearch: launch grid=(cdiv(seqlen, 64 * WGS), heads_q, batch) block=(128 * WGS + 128 * WS, 1, 1) smem=((64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * head_dim * 2 + 1024 + 16 * (STAGES + OVERLAP))
 //
 // CUDA template for tasks/attention_prefill, family wgmma_flash (DESIGN.md:
 // Templates): FlashAttention-3-style forward on Hopper warpgroup MMA
@@ -14,9 +15,17 @@
 // 64 of them. K/V tiles of BKV keys stream through a ring of
 // NSLOT = STAGES + OVERLAP shared-memory slots, filled by cp.async 16-byte
 // copies (zeros past the sequence end) directly in the 128-byte-swizzled
-// layout the wgmma descriptors name (no TMA: a candidate has no host code);
-// a tile is loaded STAGES - 1 iterations before it is first read, and one
-// block barrier per tile hands the slot of the previous tile back.
+// layout the wgmma descriptors name (no TMA: a candidate has no host code).
+//   WS=0: every thread loads; a tile is loaded STAGES - 1 iterations before
+//     it is first read, and one block barrier per tile hands the slot of the
+//     previous tile back.
+//   WS=1: one more warpgroup (the last) only loads, through full/empty
+//     mbarriers per slot (the producer's copies arrive on "full" by
+//     cp.async.mbarrier.arrive.noinc as they land; every consumer thread
+//     arrives on "empty" once its wgmmas reading the slot retired), so the
+//     consumer warpgroups never wait for each other and drift apart (one's
+//     softmax beside another's wgmmas); setmaxnreg gives the producer 40
+//     registers and the WGS >= 2 consumers (512 - 40) / WGS (<= 240).
 //   S = Q K^T: wgmma with A = the warpgroup's 64 Q rows and B = the K tile,
 //     both K-major from shared memory (Q loaded once), N = BKV.
 //   Online softmax on the S accumulators in float32: a row's max over the 4
@@ -62,12 +71,13 @@
 // {S[8kk..8kk+1], S[8kk+2..3], S[8kk+4..5], S[8kk+6..7]} packed to bf16 pairs.
 //
 // Registers: O (D/2) + S (BKV/2) + P (BKV/4) per thread, 160 at D = BKV =
-// 128 (ptxas: 224 with OVERLAP, 168 without; WGS=3 caps a thread at 168).
-// A thread's cp.async chunks differ by constant offsets (load_rows) and
-// descriptors are one add from a base, which keeps addresses out of the
-// register budget. Shared memory at D=128: (BQ + 2*NSLOT*BKV)*256 + 1024
-// bytes must stay within 232448 (227 KiB): combinations past it are refused
-// at compile time (BKV=128 with NSLOT=4; WGS=3, BKV=128 with NSLOT=3).
+// 128 (ptxas, WS=0 WGS=2: 218 with OVERLAP, 190 without; WGS=3 caps a
+// thread at 168). A thread's cp.async chunks differ by constant offsets
+// (load_rows) and descriptors are one add from a base, which keeps
+// addresses out of the register budget. Refused at compile time: shared
+// memory at D=128, (BQ + 2*NSLOT*BKV)*256 + 1024 + 16*NSLOT bytes, past
+// 232448 (227 KiB: BKV=128 with NSLOT=4; WGS=3, BKV=128 with NSLOT=3), and
+// WS=1 with WGS=3 and BKV=128 (152 consumer registers: spills).
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -83,16 +93,30 @@
 #ifndef OVERLAP
 #define OVERLAP 1
 #endif
+#ifndef WS
+#define WS 0
+#endif
 #define BQ (64 * WGS)
-#define THREADS (128 * WGS)
+#define CTHREADS (128 * WGS)          /* the consumer warpgroups */
+#define THREADS (CTHREADS + 128 * WS) /* and the producer warpgroup */
 #define NSLOT (STAGES + OVERLAP)
+// WS=1 register split (setmaxnreg): per SM sub-partition, one warp of each
+// warpgroup shares 512 registers per lane
+#define PRODUCER_REGS 40
+#define CONSUMER_REGS                                                          \
+  ((512 - PRODUCER_REGS) / WGS / 8 * 8 > 240                                   \
+       ? 240                                                                   \
+       : (512 - PRODUCER_REGS) / WGS / 8 * 8)
 static_assert(WGS >= 1 && WGS <= 3, "WGS is 1, 2 or 3");
 static_assert(BKV == 64 || BKV == 128, "BKV is 64 or 128");
 static_assert(STAGES >= 2, "a tile loads at least one iteration ahead");
 static_assert(OVERLAP == 0 || OVERLAP == 1, "OVERLAP is 0 or 1");
+static_assert(WS == 0 || WS == 1, "WS is 0 or 1");
+static_assert(!(WS && WGS == 3 && BKV == 128),
+              "3 consumer warpgroups get 152 registers: spills at BKV 128");
 // refused rather than a launch error: the ring must fit the 227 KiB of
 // shared memory a block may have at head_dim 128 (every GPU workload but one)
-static_assert((64 * WGS + 2 * NSLOT * BKV) * 256 + 1024 <= 232448,
+static_assert((64 * WGS + 2 * NSLOT * BKV) * 256 + 1024 + 16 * NSLOT <= 232448,
               "Q and NSLOT K/V slots exceed 227 KiB at head_dim 128");
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p) {
@@ -115,6 +139,41 @@ template <int N> __device__ __forceinline__ void cp_wait() {
 // proxy the tensor cores read through
 __device__ __forceinline__ void fence_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar),
+               "r"(count)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar)
+               : "memory");
+}
+// one arrival on bar once every cp.async this thread issued so far has
+// landed (noinc: the arrival is one of the count given to mbar_init)
+__device__ __forceinline__ void cp_mbar_arrive(uint32_t bar) {
+  asm volatile(
+      "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
+      : "memory");
+}
+// true once the phase of parity `parity` has completed
+__device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
+  uint32_t ok;
+  asm volatile("{\n.reg .pred p;\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+               "selp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(ok)
+               : "r"(bar), "r"(parity)
+               : "memory");
+  return ok != 0;
+}
+// setmaxnreg (warp specialization): a warpgroup gives registers back to the
+// pool or takes more; every thread of the warpgroup executes it
+template <int N> __device__ __forceinline__ void reg_dealloc() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N> __device__ __forceinline__ void reg_alloc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 __device__ __forceinline__ void wg_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -249,29 +308,31 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 }
 
 // rows [r0, r0 + ROWS) of a [seqlen, D] head into the swizzled layout at dst
-// (zeros past seqlen), and with V the same rows of a second head into dst2.
-// Thread x copies 16-byte chunk x % (D/8) of rows x / (D/8) + i * RPP:
-// consecutive threads take consecutive chunks of a row (coalesced), and
-// RPP, a multiple of 8, keeps the swizzled column of a thread's chunks
-// fixed, so its copies differ by constant offsets only
-template <int D, int ROWS, bool TWO>
+// (zeros past seqlen), and with TWO the same rows of a second head into
+// dst2, by NT threads (tid = 0..NT-1). Thread tid copies 16-byte chunk
+// tid % (D/8) of rows tid / (D/8) + i * RPP: consecutive threads take
+// consecutive chunks of a row (coalesced); when RPP is a multiple of 8 the
+// swizzled column of a thread's chunks is fixed, so its copies differ by
+// constant offsets only
+template <int D, int ROWS, bool TWO, int NT>
 __device__ __forceinline__ void
 load_rows(unsigned char *dst, const __nv_bfloat16 *src, unsigned char *dst2,
-          const __nv_bfloat16 *src2, long r0, long seqlen) {
-  constexpr int CPR = D / 8, RPP = THREADS / CPR;
-  static_assert(THREADS % CPR == 0 && RPP % 8 == 0, "rows per pass");
-  const int r = threadIdx.x / CPR, j = threadIdx.x % CPR;
-  const int doff =
-      (j >> 3) * (ROWS * 128) + r * 128 + (((j & 7) ^ (r & 7)) << 4);
+          const __nv_bfloat16 *src2, long r0, long seqlen, int tid) {
+  constexpr int CPR = D / 8, RPP = NT / CPR;
+  static_assert(NT % CPR == 0, "whole rows per pass");
+  const int r = tid / CPR, j = tid % CPR;
+  const int doff = (j >> 3) * (ROWS * 128) + r * 128;
   const long soff = (r0 + r) * D + j * 8, left = seqlen - r0 - r;
 #pragma unroll
   for (int i = 0; i < (ROWS + RPP - 1) / RPP; i++) {
     if (ROWS % RPP == 0 || r + i * RPP < ROWS) {
       const bool in = i * RPP < left;
       const long so = in ? soff + (long)i * RPP * D : 0;
-      cp16(dst + doff + i * RPP * 128, src + so, in ? 16 : 0);
+      const int d =
+          doff + i * RPP * 128 + (((j & 7) ^ ((r + i * RPP) & 7)) << 4);
+      cp16(dst + d, src + so, in ? 16 : 0);
       if (TWO)
-        cp16(dst2 + doff + i * RPP * 128, src2 + so, in ? 16 : 0);
+        cp16(dst2 + d, src2 + so, in ? 16 : 0);
     }
   }
 }
@@ -373,8 +434,11 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
       long heads_q, long heads_kv, long seqlen, unsigned char *smem_raw) {
   constexpr int QB = BQ * D * 2;   // the Q region
   constexpr int KVB = BKV * D * 2; // one K or V tile
+  // the mbarriers (WS=1) in the first 16*NSLOT bytes, then the tiles from
+  // a 1024-aligned shared address (the 128B swizzle is a function of
+  // address bits [4,10)); the launch asks for the slack
   const uint32_t raw = smem_u32(smem_raw);
-  unsigned char *sm = smem_raw + (((raw + 1023) & ~1023u) - raw);
+  unsigned char *sm = smem_raw + (((raw + 16 * NSLOT + 1023) & ~1023u) - raw);
   const uint32_t sb = smem_u32(sm);
   // slot i: K at QB + 2*i*KVB, V at QB + (2*i + 1)*KVB
 
@@ -397,31 +461,74 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
   const uint32_t qa4 = (sb + wg * 64 * 128) >> 4; // this warpgroup's Q rows
   const uint32_t kv4 = (sb + QB) >> 4; // slot i: K at kv4 + 2*i*KVB/16
 
+  // WS=1: full[i] at raw + 8i (the producer's 32 lanes arrive as their
+  // copies land), empty[i] at raw + 8(NSLOT + i) (every consumer thread
+  // arrives once its wgmmas reading slot i retired)
+#if WS
+  if (threadIdx.x == 0)
+    for (int i = 0; i < NSLOT; i++) {
+      mbar_init(raw + 8 * i, 128);
+      mbar_init(raw + 8 * (NSLOT + i), CTHREADS);
+    }
+  __syncthreads();
+  if (threadIdx.x >= CTHREADS) {
+    // the producer warp: Q with tile 0 (its arrival covers every earlier
+    // copy), then tile g into slot g % NSLOT once the tile that used the
+    // slot before has been released (a fresh barrier counts its phase of
+    // parity 1 as done)
+    const int tid = threadIdx.x - CTHREADS;
+#if WGS > 1
+    reg_dealloc<PRODUCER_REGS>();
+#endif
+    load_rows<D, BQ, false, 128>(sm, qh, sm, qh, q0, seqlen, tid);
+    for (int g = 0; g < nt; g++) {
+      const int sl = g % NSLOT;
+      while (!mbar_try_wait(raw + 8 * (NSLOT + sl),
+                            ((uint32_t)(g / NSLOT) & 1) ^ 1))
+        ;
+      unsigned char *st = sm + QB + 2 * sl * KVB;
+      load_rows<D, BKV, true, 128>(st, kh, st + KVB, vh, (long)g * BKV, seqlen,
+                                   tid);
+      cp_mbar_arrive(raw + 8 * sl);
+    }
+    cp_wait<0>();
+  } else
+#else
   // prologue: Q with tile 0, then tiles 1..NSLOT-2, a cp.async group each
-  load_rows<D, BQ, false>(sm, qh, sm, qh, q0, seqlen);
+  load_rows<D, BQ, false, THREADS>(sm, qh, sm, qh, q0, seqlen, threadIdx.x);
 #pragma unroll
-  for (int s = 0; s < NSLOT - 1; s++) {
-    if (s < nt)
-      load_rows<D, BKV, true>(sm + QB + 2 * s * KVB, kh,
-                              sm + QB + (2 * s + 1) * KVB, vh, (long)s * BKV,
-                              seqlen);
+  for (int i = 0; i < NSLOT - 1; i++) {
+    if (i < nt)
+      load_rows<D, BKV, true, THREADS>(sm + QB + 2 * i * KVB, kh,
+                                       sm + QB + (2 * i + 1) * KVB, vh,
+                                       (long)i * BKV, seqlen, threadIdx.x);
     cp_commit();
   }
-
-  float oacc[D / 2], sacc[BKV / 2], corr[2];
-  uint32_t pf[BKV / 16][4];
-  float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
+#endif
+  {
+#if WS && WGS > 1
+    reg_alloc<CONSUMER_REGS>();
+#endif
+    float oacc[D / 2], sacc[BKV / 2], corr[2];
+    uint32_t pf[BKV / 16][4];
+    float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
 #pragma unroll
-  for (int j = 0; j < D / 2; j++)
-    oacc[j] = 0.f;
+    for (int j = 0; j < D / 2; j++)
+      oacc[j] = 0.f;
 
 #if OVERLAP
-  // tile 0's scores before the loop: the loop issues S of tile t+1 with
-  // P V of tile t
-  cp_wait<NSLOT - 2>();
-  fence_async();
-  __syncthreads();
-  {
+      // tile 0's scores before the loop: the loop issues S of tile t+1 with
+      // P V of tile t
+#if WS
+    while (!mbar_try_wait(raw, 0))
+      ;
+#else
+    cp_wait<NSLOT - 2>();
+#endif
+    fence_async();
+#if !WS
+    __syncthreads();
+#endif
     acc_fence<BKV / 2>(sacc);
     wg_fence();
     s_gemm<D>(sacc, qa4, kv4);
@@ -430,106 +537,124 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
     acc_fence<BKV / 2>(sacc);
     softmax_any(sacc, mrow, lrow, corr, 0, qw0, row0, seqlen, sl2);
     rescale_to_p(oacc, D / 2, sacc, pf, corr);
-  }
 #endif
-  // every warpgroup runs the block's tiles (loop bounds uniform in the
-  // block: ptxas serializes wgmmas issued on paths it sees as divergent);
-  // keys past a row are masked, and a row that sees none of a tile keeps its
-  // max (corr = 1) and adds zeros
+    // every warpgroup runs the block's tiles (loop bounds uniform in the
+    // block: ptxas serializes wgmmas issued on paths it sees as divergent);
+    // keys past a row are masked, and a row that sees none of a tile keeps
+    // its max (corr = 1) and adds zeros
 #if OVERLAP
-  for (int t = 0; t + 1 < nt; t++) {
+    for (int t = 0; t + 1 < nt; t++) {
 #else
-  for (int t = 0; t < nt; t++) {
+    for (int t = 0; t < nt; t++) {
 #endif
-    // tiles <= t + OVERLAP have landed (STAGES + t - 1 + OVERLAP groups are
-    // committed); after the barrier every warpgroup is done with tile t-1,
-    // whose slot takes tile t-1+NSLOT
-    cp_wait<STAGES - 2>();
-    fence_async();
-    __syncthreads();
-    {
-      const int nx = t - 1 + NSLOT;
-      if (nx < nt) {
-        unsigned char *st = sm + QB + 2 * (nx % NSLOT) * KVB;
-        load_rows<D, BKV, true>(st, kh, st + KVB, vh, (long)nx * BKV, seqlen);
+#if WS
+      // tile t + OVERLAP has landed
+      {
+        const int g = t + OVERLAP;
+        while (!mbar_try_wait(raw + 8 * (g % NSLOT), (uint32_t)(g / NSLOT) & 1))
+          ;
       }
-      cp_commit();
-    }
-    const uint32_t kt4 = kv4 + 2 * (t % NSLOT) * (KVB / 16),
-                   vt4 = kt4 + KVB / 16;
-#if OVERLAP
-    // S of tile t+1, then P V of tile t (two groups); no wgmma on a branch
-    acc_fence<BKV / 2>(sacc);
-    wg_fence();
-    s_gemm<D>(sacc, qa4, kv4 + 2 * ((t + 1) % NSLOT) * (KVB / 16));
-    wg_commit();
-    acc_fence<BKV / 2>(sacc);
-    acc_fence<D / 2>(oacc);
-    reg_fence<BKV / 4>(&pf[0][0]);
-    wg_fence();
-    pv_gemm<D>(oacc, pf, vt4);
-    wg_commit();
-    acc_fence<D / 2>(oacc);
-    reg_fence<BKV / 4>(&pf[0][0]);
-    wg_wait<1>(); // S of tile t+1 is done; P V of tile t may run on
-    acc_fence<BKV / 2>(sacc);
-    softmax_any(sacc, mrow, lrow, corr, (long)(t + 1) * BKV, qw0, row0, seqlen,
-                sl2);
-    wg_wait<0>();
-    acc_fence<D / 2>(oacc);
-    reg_fence<BKV / 4>(&pf[0][0]);
-    rescale_to_p(oacc, D / 2, sacc, pf, corr);
+      fence_async();
 #else
-    acc_fence<BKV / 2>(sacc);
-    wg_fence();
-    s_gemm<D>(sacc, qa4, kt4);
-    wg_commit();
-    wg_wait<0>();
-    acc_fence<BKV / 2>(sacc);
-    softmax_any(sacc, mrow, lrow, corr, (long)t * BKV, qw0, row0, seqlen, sl2);
-    rescale_to_p(oacc, D / 2, sacc, pf, corr);
+      // tiles <= t + OVERLAP have landed (STAGES + t - 1 + OVERLAP groups
+      // are committed); after the barrier every warpgroup is done with tile
+      // t-1, whose slot takes tile t-1+NSLOT
+      cp_wait<STAGES - 2>();
+      fence_async();
+      __syncthreads();
+      {
+        const int nx = t - 1 + NSLOT;
+        if (nx < nt) {
+          unsigned char *st = sm + QB + 2 * (nx % NSLOT) * KVB;
+          load_rows<D, BKV, true, THREADS>(st, kh, st + KVB, vh, (long)nx * BKV,
+                                           seqlen, threadIdx.x);
+        }
+        cp_commit();
+      }
+#endif
+      const uint32_t kt4 = kv4 + 2 * (t % NSLOT) * (KVB / 16),
+                     vt4 = kt4 + KVB / 16;
+#if OVERLAP
+      // S of tile t+1, then P V of tile t (two groups); no wgmma on a branch
+      acc_fence<BKV / 2>(sacc);
+      wg_fence();
+      s_gemm<D>(sacc, qa4, kv4 + 2 * ((t + 1) % NSLOT) * (KVB / 16));
+      wg_commit();
+      acc_fence<BKV / 2>(sacc);
+      acc_fence<D / 2>(oacc);
+      reg_fence<BKV / 4>(&pf[0][0]);
+      wg_fence();
+      pv_gemm<D>(oacc, pf, vt4);
+      wg_commit();
+      acc_fence<D / 2>(oacc);
+      reg_fence<BKV / 4>(&pf[0][0]);
+      wg_wait<1>(); // S of tile t+1 is done; P V of tile t may run on
+      acc_fence<BKV / 2>(sacc);
+      softmax_any(sacc, mrow, lrow, corr, (long)(t + 1) * BKV, qw0, row0,
+                  seqlen, sl2);
+      wg_wait<0>();
+      acc_fence<D / 2>(oacc);
+      reg_fence<BKV / 4>(&pf[0][0]);
+#if WS
+      mbar_arrive(raw + 8 * (NSLOT + t % NSLOT)); // K and V of tile t read
+#endif
+      rescale_to_p(oacc, D / 2, sacc, pf, corr);
+#else
+      acc_fence<BKV / 2>(sacc);
+      wg_fence();
+      s_gemm<D>(sacc, qa4, kt4);
+      wg_commit();
+      wg_wait<0>();
+      acc_fence<BKV / 2>(sacc);
+      softmax_any(sacc, mrow, lrow, corr, (long)t * BKV, qw0, row0, seqlen,
+                  sl2);
+      rescale_to_p(oacc, D / 2, sacc, pf, corr);
+      acc_fence<D / 2>(oacc);
+      reg_fence<BKV / 4>(&pf[0][0]);
+      wg_fence();
+      pv_gemm<D>(oacc, pf, vt4);
+      wg_commit();
+      wg_wait<0>();
+      acc_fence<D / 2>(oacc);
+#if WS
+      mbar_arrive(raw + 8 * (NSLOT + t % NSLOT)); // K and V of tile t read
+#endif
+#endif
+    }
+#if OVERLAP
+    // P V of the last tile: it landed (and was fenced) for the S above;
+    // its slot is never refilled, so no barrier and no release
     acc_fence<D / 2>(oacc);
     reg_fence<BKV / 4>(&pf[0][0]);
     wg_fence();
-    pv_gemm<D>(oacc, pf, vt4);
+    pv_gemm<D>(oacc, pf, kv4 + (2 * ((nt - 1) % NSLOT) + 1) * (KVB / 16));
     wg_commit();
     wg_wait<0>();
     acc_fence<D / 2>(oacc);
-    (void)kt4;
-#endif
-  }
-#if OVERLAP
-  // P V of the last tile: it landed (and was fenced) for the S above, and no
-  // slot is refilled any more, so no barrier
-  acc_fence<D / 2>(oacc);
-  reg_fence<BKV / 4>(&pf[0][0]);
-  wg_fence();
-  pv_gemm<D>(oacc, pf, kv4 + (2 * ((nt - 1) % NSLOT) + 1) * (KVB / 16));
-  wg_commit();
-  wg_wait<0>();
-  acc_fence<D / 2>(oacc);
 #endif
 
-  // O / l into this warpgroup's own Q rows (its S wgmmas have all retired),
-  // in the same swizzled layout (conflict-free: the 8 rows a store touches
-  // sit in 8 different 16-byte columns), then out in 16-byte row chunks
-  const int qd = wt & 3;
+    // O / l into this warpgroup's own Q rows (its S wgmmas have all
+    // retired), in the same swizzled layout (conflict-free: the 8 rows a
+    // store touches sit in 8 different 16-byte columns)
+    const int qd = wt & 3;
 #pragma unroll
-  for (int hh = 0; hh < 2; hh++) {
-    float lt = lrow[hh];
-    lt += __shfl_xor_sync(0xffffffffu, lt, 1);
-    lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-    const float inv = lt > 0.f ? 1.f / lt : 0.f;
-    const int r = 64 * wg + 16 * (wt >> 5) + ((wt & 31) >> 2) + 8 * hh;
+    for (int hh = 0; hh < 2; hh++) {
+      float lt = lrow[hh];
+      lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+      lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+      const float inv = lt > 0.f ? 1.f / lt : 0.f;
+      const int r = 64 * wg + 16 * (wt >> 5) + ((wt & 31) >> 2) + 8 * hh;
 #pragma unroll
-    for (int i = 0; i < D / 8; i++) {
-      const int c = 8 * i + 2 * qd;
-      *(__nv_bfloat162 *)(sm + (c >> 6) * (BQ * 128) + r * 128 +
-                          ((((c & 63) >> 3) ^ (r & 7)) << 4) + (c & 7) * 2) =
-          __floats2bfloat162_rn(oacc[4 * i + 2 * hh] * inv,
-                                oacc[4 * i + 2 * hh + 1] * inv);
+      for (int i = 0; i < D / 8; i++) {
+        const int c = 8 * i + 2 * qd;
+        *(__nv_bfloat162 *)(sm + (c >> 6) * (BQ * 128) + r * 128 +
+                            ((((c & 63) >> 3) ^ (r & 7)) << 4) + (c & 7) * 2) =
+            __floats2bfloat162_rn(oacc[4 * i + 2 * hh] * inv,
+                                  oacc[4 * i + 2 * hh + 1] * inv);
+      }
     }
   }
+  // then out in 16-byte row chunks by every thread
   __syncthreads();
   constexpr int CPR = D / 8;
 #pragma unroll
