@@ -405,6 +405,8 @@ inline void wg_fence() {}
 inline void fence_async() {}
 template <int N> inline void acc_fence(float *) {}
 template <int N> inline void reg_fence(uint32_t *) {}
+// bar.sync 1 + wg, 128: the warpgroup's own barrier
+inline void wg_bar(int) { cur_wgs()[threadIdx.x >> 7].bar->arrive_and_wait(); }
 // setmaxnreg: register allocation is the compiler's and the device's concern
 template <int N> inline void reg_alloc() {}
 template <int N> inline void reg_dealloc() {}

@@ -175,6 +175,10 @@ template <int N> __device__ __forceinline__ void reg_dealloc() {
 template <int N> __device__ __forceinline__ void reg_alloc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 }
+// a barrier of warpgroup wg's 128 threads (named barrier 1 + wg)
+__device__ __forceinline__ void wg_bar(int wg) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(wg + 1) : "memory");
+}
 __device__ __forceinline__ void wg_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
@@ -634,8 +638,9 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
 #endif
 
     // O / l into this warpgroup's own Q rows (its S wgmmas have all
-    // retired), in the same swizzled layout (conflict-free: the 8 rows a
-    // store touches sit in 8 different 16-byte columns)
+    // retired; no other warpgroup reads them), in the same swizzled layout
+    // (conflict-free: the 8 rows a store touches sit in 8 different 16-byte
+    // columns)
     const int qd = wt & 3;
 #pragma unroll
     for (int hh = 0; hh < 2; hh++) {
@@ -653,18 +658,19 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
                                   oacc[4 * i + 2 * hh + 1] * inv);
       }
     }
-  }
-  // then out in 16-byte row chunks by every thread
-  __syncthreads();
-  constexpr int CPR = D / 8;
+    // then the warpgroup's 64 rows out in 16-byte chunks (a barrier of its
+    // 128 threads only: the producer may be gone)
+    wg_bar(wg);
+    constexpr int CPR = D / 8;
 #pragma unroll
-  for (int i = 0; i < (BQ * CPR + THREADS - 1) / THREADS; i++) {
-    const int c = threadIdx.x + i * THREADS;
-    const int r = c / CPR, j = c % CPR;
-    if (c < BQ * CPR && q0 + r < seqlen)
-      *(uint4 *)(oh + (q0 + r) * D + j * 8) =
-          *(const uint4 *)(sm + (j >> 3) * (BQ * 128) + r * 128 +
-                           (((j & 7) ^ (r & 7)) << 4));
+    for (int i = 0; i < 64 * CPR / 128; i++) {
+      const int c = wt + i * 128;
+      const int r = 64 * wg + c / CPR, j = c % CPR;
+      if (q0 + r < seqlen)
+        *(uint4 *)(oh + (q0 + r) * D + j * 8) =
+            *(const uint4 *)(sm + (j >> 3) * (BQ * 128) + r * 128 +
+                             (((j & 7) ^ (r & 7)) << 4));
+    }
   }
 }
 
