@@ -414,9 +414,8 @@ __device__ __forceinline__ void softmax_any(float *s, float *m, float *l,
   else
     softmax_tile<false>(s, m, l, corr, j0, row0, seqlen, sl2);
 }
-__device__ __forceinline__ void rescale_to_p(float *o, int no, const float *s,
-                                             uint32_t (*p)[4],
-                                             const float *corr) {
+// O *= corr per row (this thread's rows row0, row0 + 8)
+__device__ __forceinline__ void rescale_o(float *o, int no, const float *corr) {
 #pragma unroll
   for (int i = 0; i < no / 4; i++) {
     o[4 * i] *= corr[0];
@@ -424,6 +423,9 @@ __device__ __forceinline__ void rescale_to_p(float *o, int no, const float *s,
     o[4 * i + 2] *= corr[1];
     o[4 * i + 3] *= corr[1];
   }
+}
+// probabilities -> bf16 A fragments of P V, one per 16 keys
+__device__ __forceinline__ void to_p(const float *s, uint32_t (*p)[4]) {
 #pragma unroll
   for (int kk = 0; kk < BKV / 16; kk++)
 #pragma unroll
@@ -540,7 +542,7 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
     wg_wait<0>();
     acc_fence<BKV / 2>(sacc);
     softmax_any(sacc, mrow, lrow, corr, 0, qw0, row0, seqlen, sl2);
-    rescale_to_p(oacc, D / 2, sacc, pf, corr);
+    to_p(sacc, pf); // O is 0: its rescale (by corr = 0) waits for P V
 #endif
     // every warpgroup runs the block's tiles (loop bounds uniform in the
     // block: ptxas serializes wgmmas issued on paths it sees as divergent);
@@ -562,22 +564,28 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
 #else
       // tiles <= t + OVERLAP have landed (STAGES + t - 1 + OVERLAP groups
       // are committed); after the barrier every warpgroup is done with tile
-      // t-1, whose slot takes tile t-1+NSLOT
+      // t-1, whose slot takes tile t-1+NSLOT (REFILL, issued after this
+      // iteration's wgmmas)
       cp_wait<STAGES - 2>();
       fence_async();
       __syncthreads();
-      {
-        const int nx = t - 1 + NSLOT;
-        if (nx < nt) {
-          unsigned char *st = sm + QB + 2 * (nx % NSLOT) * KVB;
-          load_rows<D, BKV, true, THREADS>(st, kh, st + KVB, vh, (long)nx * BKV,
-                                           seqlen, threadIdx.x);
-        }
-        cp_commit();
-      }
 #endif
       const uint32_t kt4 = kv4 + 2 * (t % NSLOT) * (KVB / 16),
                      vt4 = kt4 + KVB / 16;
+#if WS
+#define REFILL()
+#else
+#define REFILL()                                                               \
+  {                                                                            \
+    const int nx = t - 1 + NSLOT;                                              \
+    if (nx < nt) {                                                             \
+      unsigned char *st = sm + QB + 2 * (nx % NSLOT) * KVB;                    \
+      load_rows<D, BKV, true, THREADS>(st, kh, st + KVB, vh, (long)nx * BKV,   \
+                                       seqlen, threadIdx.x);                   \
+    }                                                                          \
+    cp_commit();                                                               \
+  }
+#endif
 #if OVERLAP
       // S of tile t+1, then P V of tile t (two groups); no wgmma on a branch
       acc_fence<BKV / 2>(sacc);
@@ -585,6 +593,9 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
       s_gemm<D>(sacc, qa4, kv4 + 2 * ((t + 1) % NSLOT) * (KVB / 16));
       wg_commit();
       acc_fence<BKV / 2>(sacc);
+      // O's rescale for tile t's softmax while S of t+1 runs, then P V
+      acc_fence<D / 2>(oacc);
+      rescale_o(oacc, D / 2, corr);
       acc_fence<D / 2>(oacc);
       reg_fence<BKV / 4>(&pf[0][0]);
       wg_fence();
@@ -592,6 +603,7 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
       wg_commit();
       acc_fence<D / 2>(oacc);
       reg_fence<BKV / 4>(&pf[0][0]);
+      REFILL();
       wg_wait<1>(); // S of tile t+1 is done; P V of tile t may run on
       acc_fence<BKV / 2>(sacc);
       softmax_any(sacc, mrow, lrow, corr, (long)(t + 1) * BKV, qw0, row0,
@@ -602,17 +614,19 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
 #if WS
       mbar_arrive(raw + 8 * (NSLOT + t % NSLOT)); // K and V of tile t read
 #endif
-      rescale_to_p(oacc, D / 2, sacc, pf, corr);
+      to_p(sacc, pf);
 #else
       acc_fence<BKV / 2>(sacc);
       wg_fence();
       s_gemm<D>(sacc, qa4, kt4);
       wg_commit();
+      REFILL();
       wg_wait<0>();
       acc_fence<BKV / 2>(sacc);
       softmax_any(sacc, mrow, lrow, corr, (long)t * BKV, qw0, row0, seqlen,
                   sl2);
-      rescale_to_p(oacc, D / 2, sacc, pf, corr);
+      rescale_o(oacc, D / 2, corr);
+      to_p(sacc, pf);
       acc_fence<D / 2>(oacc);
       reg_fence<BKV / 4>(&pf[0][0]);
       wg_fence();
@@ -624,10 +638,13 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
       mbar_arrive(raw + 8 * (NSLOT + t % NSLOT)); // K and V of tile t read
 #endif
 #endif
+#undef REFILL
     }
 #if OVERLAP
     // P V of the last tile: it landed (and was fenced) for the S above;
     // its slot is never refilled, so no barrier and no release
+    acc_fence<D / 2>(oacc);
+    rescale_o(oacc, D / 2, corr);
     acc_fence<D / 2>(oacc);
     reg_fence<BKV / 4>(&pf[0][0]);
     wg_fence();
