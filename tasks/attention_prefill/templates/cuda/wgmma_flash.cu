@@ -37,18 +37,20 @@
 //     (imm-trans-b 1: V is [keys, head_dim], head_dim contiguous), N = D.
 //   OVERLAP=1 (FA3's intra-warpgroup pipelining): the S wgmmas of tile t+1
 //     and the P V wgmmas of tile t are issued together; the softmax of t+1
-//     runs while P V of t is still on the tensor cores, and O is rescaled
-//     after it retires. Needs the next tile in the ring too: one more slot.
+//     runs while P V of t is still on the tensor cores, and the rescale of O
+//     it asks for runs beside the next S, before the next P V. Needs the
+//     next tile in the ring too: one more slot.
 // Causal: a block reads key tiles up to its last query, and so do all its
 // warpgroups (bounds uniform in the block: ptxas serializes wgmmas it sees
 // issued on divergent paths); only tiles crossing a warpgroup's diagonal or
-// the sequence end are masked; tile 0 is always first, so a
-// row's max is finite before any masked key (no exp(-inf - -inf)). Blocks
-// run the last query tile first (the longest). GQA: q head h reads kv head
+// the sequence end are masked; tile 0 is always first, so a row's max is
+// finite before any masked key (no exp(-inf - -inf)), and a row that sees
+// none of a later tile keeps its max and adds zeros. Blocks run the last
+// query tile first (the longest). GQA: q head h reads kv head
 // h / (heads_q / heads_kv). head_dim 64 or 128 (compile-time instances;
 // others trap: a launch error, never a wrong answer). O / l goes through the
 // warpgroup's own Q rows in shared memory, then out in coalesced 16-byte
-// rows.
+// rows after a barrier of the warpgroup's threads only.
 //
 // Shared memory (byte offsets from a 1024-aligned base; a 128B swizzle atom
 // is 8 rows of 128 bytes, 16-byte chunk j of row r stored at chunk j ^ (r%8),
@@ -175,9 +177,15 @@ template <int N> __device__ __forceinline__ void reg_dealloc() {
 template <int N> __device__ __forceinline__ void reg_alloc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 }
-// a barrier of warpgroup wg's 128 threads (named barrier 1 + wg)
+// a barrier of warpgroup wg's 128 threads (named barrier 1 + wg; immediate
+// ids, so ptxas reserves only the barriers used)
 __device__ __forceinline__ void wg_bar(int wg) {
-  asm volatile("bar.sync %0, 128;\n" ::"r"(wg + 1) : "memory");
+  if (wg == 0)
+    asm volatile("bar.sync 1, 128;\n" ::: "memory");
+  else if (wg == 1)
+    asm volatile("bar.sync 2, 128;\n" ::: "memory");
+  else
+    asm volatile("bar.sync 3, 128;\n" ::: "memory");
 }
 __device__ __forceinline__ void wg_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -451,10 +459,10 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
   const long nqt = (seqlen + BQ - 1) / BQ;
   const long qt = nqt - 1 - blockIdx.x; // longest first
   const long h = blockIdx.y, bidx = blockIdx.z;
-  const long g = h / (heads_q / heads_kv);
+  const long hk = h / (heads_q / heads_kv);
   const __nv_bfloat16 *qh = q + (bidx * heads_q + h) * seqlen * D;
-  const __nv_bfloat16 *kh = k + (bidx * heads_kv + g) * seqlen * D;
-  const __nv_bfloat16 *vh = v + (bidx * heads_kv + g) * seqlen * D;
+  const __nv_bfloat16 *kh = k + (bidx * heads_kv + hk) * seqlen * D;
+  const __nv_bfloat16 *vh = v + (bidx * heads_kv + hk) * seqlen * D;
   __nv_bfloat16 *oh = o + (bidx * heads_q + h) * seqlen * D;
 
   const int wg = threadIdx.x >> 7, wt = threadIdx.x & 127;
@@ -467,7 +475,7 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
   const uint32_t qa4 = (sb + wg * 64 * 128) >> 4; // this warpgroup's Q rows
   const uint32_t kv4 = (sb + QB) >> 4; // slot i: K at kv4 + 2*i*KVB/16
 
-  // WS=1: full[i] at raw + 8i (the producer's 32 lanes arrive as their
+  // WS=1: full[i] at raw + 8i (the producer's 128 threads arrive as their
   // copies land), empty[i] at raw + 8(NSLOT + i) (every consumer thread
   // arrives once its wgmmas reading slot i retired)
 #if WS
@@ -478,7 +486,7 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
     }
   __syncthreads();
   if (threadIdx.x >= CTHREADS) {
-    // the producer warp: Q with tile 0 (its arrival covers every earlier
+    // the producer warpgroup: Q with tile 0 (its arrival covers every earlier
     // copy), then tile g into slot g % NSLOT once the tile that used the
     // slot before has been released (a fresh barrier counts its phase of
     // parity 1 as done)
