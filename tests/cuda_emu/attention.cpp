@@ -1,7 +1,8 @@
 // attention.cpp — CPU-emulation check of an attention_prefill CUDA kernel
 // (tests/cuda_emu/run.sh): causal GQA attention against a double-precision
 // reference, the task's bf16 tolerance. Geometry: MMA (mma_flash), WGMMA
-// (wgmma_flash), BASE (the baseline) or the warp families. Args: batch heads_q heads_kv seqlen head_dim.
+// (wgmma_flash), BASE (the baseline) or the warp families.
+// Args: batch heads_q heads_kv seqlen head_dim.
 #include KFILE
 #include <random>
 int main(int argc, char **argv) {
