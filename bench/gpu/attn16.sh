@@ -6,15 +6,16 @@
 #      tiles, GQA, a one-token sequence) and the GPU workloads but S 16384
 #      (its C reference takes minutes), checked against the C reference and
 #      timed by `ksearch eval --backend cuda`;
-#   2. the producer/consumer path (WS=1) the same way, then parameter
-#      variants at S 4096, head_dim 128 and 64 (VARIANTS, `;`-separated lists
-#      of K=V; WS=1 ones only if WS=1 passed; none after TOTAL-60 s, TOTAL
-#      default 420), and mma_flash at its defaults there for comparison;
+#   2. the producer/consumer paths (WS=1, and WS=2 with the pingpong) the
+#      same way, then parameter variants at S 4096, head_dim 128 and 64
+#      (VARIANTS, `;`-separated lists of K=V; WS=1/2 ones only if that WS
+#      passed; none after TOTAL-60 s, TOTAL default 420), and mma_flash at
+#      its defaults there for comparison;
 #   3. torch SDPA (causal, GQA) at the same two shapes, timed like ksearch
 #      (L2 flushed, CUDA events, minimum of 15);
 #   4. one table: correctness, time, TFLOP/s and the ratio to SDPA (the goal
 #      is 0.8 at S 4096), also in OUTDIR/attn16.txt.
-# About 4 minutes. Usage: bench/gpu/attn16.sh [OUTDIR]
+# About 5 minutes. Usage: bench/gpu/attn16.sh [OUTDIR]
 set -u
 out=${1:-/tmp/attn16}
 mkdir -p "$out"
@@ -22,7 +23,7 @@ ks=${KSEARCH:-./build/ksearch}
 start=$(date +%s)
 export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-/tmp/kscache-gpu16}
 f=${KERNEL:-tasks/attention_prefill/templates/cuda/wgmma_flash.cu}
-IFS=';' read -r -a variants <<<"${VARIANTS:-OVERLAP=0;BKV=64;BKV=64 STAGES=3;WGS=1;WS=1 OVERLAP=0;WS=1 BKV=64 STAGES=3;WS=1 WGS=1;WS=1 STAGES=3 BKV=64 WGS=3}"
+IFS=';' read -r -a variants <<<"${VARIANTS:-OVERLAP=0;BKV=64;BKV=64 STAGES=3;WGS=1;WS=1 OVERLAP=0;WS=1 BKV=64 STAGES=3;WS=1 WGS=1;WS=2 OVERLAP=0;WS=2 BKV=64 STAGES=3;WS=2 STAGES=3 BKV=64 WGS=3}"
 # CI shapes with an instance (0-3) and the GPU ones but S 16384
 all=0,1,2,3,$(python3 bench/gpu/gpu_workloads.py attention_prefill seqlen=16384)
 big=$(python3 -c "import json; t=json.load(open('tasks/attention_prefill/task.json')); print(','.join(str(i) for i,w in enumerate(t['workloads']) if w.get('device')=='gpu' and w['seqlen']==4096))")
@@ -39,14 +40,18 @@ evalk() { # name file workloads params...
 TO=200 evalk default "$f" "$all"
 evalk ws "$f" "$all" WS=1
 echo "WS=1" >"$out/ws.params"
-ws_ok=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(int(d['status']=='ok' and all(w['correct'] for w in d['workloads'])))" "$out/ws.json" 2>/dev/null)
+evalk ws2 "$f" "$all" WS=2
+echo "WS=2" >"$out/ws2.params"
+ok() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(int(d['status']=='ok' and all(w['correct'] for w in d['workloads'])))" "$1" 2>/dev/null; }
+ws_ok=$(ok "$out/ws.json")
+ws2_ok=$(ok "$out/ws2.json")
 echo "mma_flash defaults" >"$out/mma.params"
 TO=60 evalk mma tasks/attention_prefill/templates/cuda/mma_flash.cu "$big"
 i=0
 for v in "${variants[@]}"; do
   i=$((i + 1))
-  if [[ $v == *WS=1* && $ws_ok != 1 ]]; then
-    echo "v$i [$v]: skipped (WS=1 failed above)"
+  if [[ ($v == *WS=1* && $ws_ok != 1) || ($v == *WS=2* && $ws2_ok != 1) ]]; then
+    echo "v$i [$v]: skipped (its WS failed above)"
     continue
   fi
   if [[ $(($(date +%s) - start)) -gt $((${TOTAL:-420} - 60)) ]]; then
@@ -94,7 +99,7 @@ fl = lambda B, Hq, S, D: 2.0 * B * Hq * D * S * (S + 1)
 for key, t in sorted(torch.items()):
     B, Hq, Hk, S, D = map(int, key.split(","))
     print(f"SDPA b{B} hq{Hq} hkv{Hk} S{S} D{D}: {t/1e6:.3f} ms  {fl(B, Hq, S, D)/t/1e3:.0f} TFLOP/s")
-names = ["default", "ws", "mma"] + sorted((os.path.basename(p)[:-5] for p in glob.glob(f"{out}/v*.json")), key=lambda x: int(x[1:]))
+names = ["default", "ws", "ws2", "mma"] + sorted((os.path.basename(p)[:-5] for p in glob.glob(f"{out}/v*.json")), key=lambda x: int(x[1:]))
 for name in names:
     p = f"{out}/{name}.params"
     params = open(p).read().strip() if os.path.exists(p) else "defaults"

@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
   smem = (BQ + 4 * BKV) * (D + 8) * 2;
 #elif defined(WGMMA)
   g = {(unsigned)((S + 64 * WGS - 1) / (64 * WGS)), (unsigned)Hq, (unsigned)B};
-  bl.x = 128 * WGS + 128 * WS;
+  bl.x = 128 * WGS + 128 * (WS > 0);
   smem = (64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * D * 2 + 1024 +
          16 * (STAGES + OVERLAP);
 #elif defined(BASE)

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 struct dim3 {
@@ -405,6 +406,22 @@ inline void wg_fence() {}
 inline void fence_async() {}
 template <int N> inline void acc_fence(float *) {}
 template <int N> inline void reg_fence(uint32_t *) {}
+// named barriers with a count (bar.sync / bar.arrive ID, N): a block's
+// barrier ID is made with its count at the first use; pp_sync/pp_arrive are
+// IDs 4 + w with 256 threads (wgmma_flash's pingpong between warpgroups)
+inline std::mutex g_nb_mu;
+inline std::barrier<> *g_nb[16];
+inline std::barrier<> *named_bar(int id, int count) {
+  std::lock_guard<std::mutex> g(g_nb_mu);
+  if (!g_nb[id])
+    g_nb[id] = new std::barrier<>(count);
+  return g_nb[id];
+}
+inline void pp_sync(int w) { named_bar(4 + w, 256)->arrive_and_wait(); }
+inline void pp_arrive(int w) {
+  auto token = named_bar(4 + w, 256)->arrive();
+  (void)token;
+}
 // bar.sync 1 + wg, 128: the warpgroup's own barrier
 inline void wg_bar(int) { cur_wgs()[threadIdx.x >> 7].bar->arrive_and_wait(); }
 // setmaxnreg: register allocation is the compiler's and the device's concern
@@ -531,6 +548,10 @@ template <class F> void launch(dim3 grid, dim3 block, size_t smem, F f) {
           delete w.bar;
         for (auto &g : gs)
           delete g.bar;
+        for (auto &b : g_nb) {
+          delete b;
+          b = nullptr;
+        }
         for (size_t i = 0; i < guard; i++)
           if (g_dyn[smem + i] != 0x5C) {
             fprintf(stderr,

@@ -3,7 +3,7 @@
 drops the CUDA includes and the inline-PTX helpers (cp16, cp_commit,
 cp_wait, ldm_x4, ldm_x4_t, mma16816, smem_u32, ex2; the wgmma ones fence_async,
 wg_fence, wg_commit, wg_wait, acc_fence, reg_fence, reg_alloc, reg_dealloc,
-wg_bar, wgmma_bf16, wgmma_ss, wgmma_rs; the mbarrier ones
+wg_bar, pp_sync, pp_arrive, wgmma_bf16, wgmma_ss, wgmma_rs; the mbarrier ones
 mbar_init, mbar_arrive, cp_mbar_arrive, mbar_try_wait), which emu.h
 implements with the PTX ISA's register layouts, and points the dynamic shared
 memory at the block's buffer. --per-block-shared (grid-barrier kernels, whose
@@ -19,7 +19,7 @@ defs = [a for a in args if "=" in a]
 src = re.sub(r'#include <(cuda_bf16\.h|stdint\.h|mma\.h|math\.h)>\n', '', src)
 for h in ['smem_u32', 'cp16', 'cp_commit', 'cp_wait', 'ldm_x4', 'ldm_x4_t', 'mma16816', 'ex2',
           'fence_async', 'wg_fence', 'wg_commit', 'wg_wait', 'acc_fence', 'reg_fence',
-          'reg_alloc', 'reg_dealloc', 'wg_bar',
+          'reg_alloc', 'reg_dealloc', 'wg_bar', 'pp_sync', 'pp_arrive',
           'wgmma_bf16', 'wgmma_ss', 'wgmma_rs',
           'mbar_init', 'mbar_arrive', 'cp_mbar_arrive', 'mbar_try_wait']:
     while True:

@@ -5,8 +5,8 @@
 // ksearch: param BKV in 128,64
 // ksearch: param STAGES in 2,3
 // ksearch: param OVERLAP in 1,0
-// ksearch: param WS in 0,1
-// ksearch: launch grid=(cdiv(seqlen, 64 * WGS), heads_q, batch) block=(128 * WGS + 128 * WS, 1, 1) smem=((64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * head_dim * 2 + 1024 + 16 * (STAGES + OVERLAP))
+// ksearch: param WS in 0,1,2
+// ksearch: launch grid=(cdiv(seqlen, 64 * WGS), heads_q, batch) block=(128 * WGS + 128 * min(WS, 1), 1, 1) smem=((64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * head_dim * 2 + 1024 + 16 * (STAGES + OVERLAP))
 //
 // CUDA template for tasks/attention_prefill, family wgmma_flash (DESIGN.md:
 // Templates): FlashAttention-3-style forward on Hopper warpgroup MMA
@@ -26,6 +26,10 @@
 //     consumer warpgroups never wait for each other and drift apart (one's
 //     softmax beside another's wgmmas); setmaxnreg gives the producer 40
 //     registers and the WGS >= 2 consumers (512 - 40) / WGS (<= 240).
+//   WS=2: WS=1 plus FA3's inter-warpgroup pingpong: consumer warpgroups
+//     take turns to issue their wgmmas (named barriers 4 + w of 256
+//     threads: w syncs, w-1 arrives once it issued), so one warpgroup's
+//     softmax runs while the next one's wgmmas occupy the tensor cores.
 //   S = Q K^T: wgmma with A = the warpgroup's 64 Q rows and B = the K tile,
 //     both K-major from shared memory (Q loaded once), N = BKV.
 //   Online softmax on the S accumulators in float32: a row's max over the 4
@@ -99,8 +103,10 @@
 #define WS 0
 #endif
 #define BQ (64 * WGS)
-#define CTHREADS (128 * WGS)          /* the consumer warpgroups */
-#define THREADS (CTHREADS + 128 * WS) /* and the producer warpgroup */
+#define CTHREADS (128 * WGS) /* the consumer warpgroups */
+#define PRODUCER (WS > 0)
+#define THREADS (CTHREADS + 128 * PRODUCER) /* and the producer warpgroup */
+#define PINGPONG (WS == 2 && WGS > 1)
 #define NSLOT (STAGES + OVERLAP)
 // WS=1 register split (setmaxnreg): per SM sub-partition, one warp of each
 // warpgroup shares 512 registers per lane
@@ -113,7 +119,9 @@ static_assert(WGS >= 1 && WGS <= 3, "WGS is 1, 2 or 3");
 static_assert(BKV == 64 || BKV == 128, "BKV is 64 or 128");
 static_assert(STAGES >= 2, "a tile loads at least one iteration ahead");
 static_assert(OVERLAP == 0 || OVERLAP == 1, "OVERLAP is 0 or 1");
-static_assert(WS == 0 || WS == 1, "WS is 0 or 1");
+static_assert(WS >= 0 && WS <= 2, "WS is 0, 1 or 2");
+static_assert(!(WS == 2 && WGS == 1),
+              "pingpong needs 2 or 3 consumer warpgroups (WGS=1: use WS=1)");
 static_assert(!(WS && WGS == 3 && BKV == 128),
               "3 consumer warpgroups get 152 registers: spills at BKV 128");
 // refused rather than a launch error: the ring must fit the 227 KiB of
@@ -176,6 +184,25 @@ template <int N> __device__ __forceinline__ void reg_dealloc() {
 }
 template <int N> __device__ __forceinline__ void reg_alloc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+// FA3's inter-warpgroup pingpong (WS=2): named barrier 4 + w (256 threads)
+// passes the turn to issue wgmmas to consumer warpgroup w: w syncs on it,
+// the warpgroup before w (cyclically) arrives on it once it issued its own
+__device__ __forceinline__ void pp_sync(int w) {
+  if (w == 0)
+    asm volatile("bar.sync 4, 256;\n" ::: "memory");
+  else if (w == 1)
+    asm volatile("bar.sync 5, 256;\n" ::: "memory");
+  else
+    asm volatile("bar.sync 6, 256;\n" ::: "memory");
+}
+__device__ __forceinline__ void pp_arrive(int w) {
+  if (w == 0)
+    asm volatile("bar.arrive 4, 256;\n" ::: "memory");
+  else if (w == 1)
+    asm volatile("bar.arrive 5, 256;\n" ::: "memory");
+  else
+    asm volatile("bar.arrive 6, 256;\n" ::: "memory");
 }
 // a barrier of warpgroup wg's 128 threads (named barrier 1 + wg; immediate
 // ids, so ptxas reserves only the barriers used)
@@ -523,6 +550,17 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
 #if WS && WGS > 1
     reg_alloc<CONSUMER_REGS>();
 #endif
+#if PINGPONG
+    // the turn starts at warpgroup 0: the last one hands it over
+    const int ppnext = wg + 1 < WGS ? wg + 1 : 0;
+    if (wg == WGS - 1)
+      pp_arrive(0);
+#define PP_SYNC() pp_sync(wg)
+#define PP_ARRIVE() pp_arrive(ppnext)
+#else
+#define PP_SYNC()
+#define PP_ARRIVE()
+#endif
     float oacc[D / 2], sacc[BKV / 2], corr[2];
     uint32_t pf[BKV / 16][4];
     float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
@@ -544,9 +582,11 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
     __syncthreads();
 #endif
     acc_fence<BKV / 2>(sacc);
+    PP_SYNC();
     wg_fence();
     s_gemm<D>(sacc, qa4, kv4);
     wg_commit();
+    PP_ARRIVE();
     wg_wait<0>();
     acc_fence<BKV / 2>(sacc);
     softmax_any(sacc, mrow, lrow, corr, 0, qw0, row0, seqlen, sl2);
@@ -597,6 +637,7 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
 #if OVERLAP
       // S of tile t+1, then P V of tile t (two groups); no wgmma on a branch
       acc_fence<BKV / 2>(sacc);
+      PP_SYNC();
       wg_fence();
       s_gemm<D>(sacc, qa4, kv4 + 2 * ((t + 1) % NSLOT) * (KVB / 16));
       wg_commit();
@@ -609,6 +650,7 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
       wg_fence();
       pv_gemm<D>(oacc, pf, vt4);
       wg_commit();
+      PP_ARRIVE();
       acc_fence<D / 2>(oacc);
       reg_fence<BKV / 4>(&pf[0][0]);
       REFILL();
@@ -625,9 +667,11 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
       to_p(sacc, pf);
 #else
       acc_fence<BKV / 2>(sacc);
+      PP_SYNC();
       wg_fence();
       s_gemm<D>(sacc, qa4, kt4);
       wg_commit();
+      PP_ARRIVE();
       REFILL();
       wg_wait<0>();
       acc_fence<BKV / 2>(sacc);
@@ -637,9 +681,11 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
       to_p(sacc, pf);
       acc_fence<D / 2>(oacc);
       reg_fence<BKV / 4>(&pf[0][0]);
+      PP_SYNC();
       wg_fence();
       pv_gemm<D>(oacc, pf, vt4);
       wg_commit();
+      PP_ARRIVE();
       wg_wait<0>();
       acc_fence<D / 2>(oacc);
 #if WS
@@ -655,13 +701,23 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
     rescale_o(oacc, D / 2, corr);
     acc_fence<D / 2>(oacc);
     reg_fence<BKV / 4>(&pf[0][0]);
+    PP_SYNC();
     wg_fence();
     pv_gemm<D>(oacc, pf, kv4 + (2 * ((nt - 1) % NSLOT) + 1) * (KVB / 16));
     wg_commit();
+    PP_ARRIVE();
     wg_wait<0>();
     acc_fence<D / 2>(oacc);
 #endif
 
+#if PINGPONG
+    // the last warpgroup's final hand-over to warpgroup 0 is taken, so no
+    // named barrier is left half-arrived
+    if (wg == 0)
+      pp_sync(0);
+#endif
+#undef PP_SYNC
+#undef PP_ARRIVE
     // O / l into this warpgroup's own Q rows (its S wgmmas have all
     // retired; no other warpgroup reads them), in the same swizzled layout
     // (conflict-free: the 8 rows a store touches sit in 8 different 16-byte
