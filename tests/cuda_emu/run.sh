@@ -69,6 +69,7 @@ cases=(
   "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=2 OVERLAP=0 BKV=64 STAGES=3|2 3 1 130 64"
   "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=2 WGS=3 BKV=64|1 2 1 300 128"
   "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=2 EMU_CP_EAGER=1|1 2 2 1 64"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=2 OVERLAP=0|1 2 1 600 64"
   "attention|attention_prefill/templates/cuda/warp_query.cu|WARPQ|WARPS=4|2 4 2 77 64"
   "attention|attention_prefill/templates/cuda/warp_two_pass.cu|WARPQ|WARPS=8|1 2 1 70 128"
   "attention|attention_prefill/baseline/cuda.cu|BASE||1 2 1 40 64"
