@@ -77,9 +77,11 @@
 // {S[8kk..8kk+1], S[8kk+2..3], S[8kk+4..5], S[8kk+6..7]} packed to bf16 pairs.
 //
 // Registers: O (D/2) + S (BKV/2) + P (BKV/4) per thread, 160 at D = BKV =
-// 128 (ptxas, WS=0 WGS=2: 218 with OVERLAP, 190 without; WGS=3 caps a
-// thread at 168). A thread's cp.async chunks differ by constant offsets
-// (load_rows) and descriptors are one add from a base, which keeps
+// 128 (ptxas 13, both head_dim instances: WS=0 WGS=2 220 with OVERLAP, 194
+// without, BKV=64 154; WGS=3 caps a thread at 168; WS>0 reports 168 at
+// WGS=2 (the consumers run under setmaxnreg 232), no spills but 4-8 bytes
+// at WS>0 WGS=3 OVERLAP=1). A thread's cp.async chunks differ by constant
+// offsets (load_rows) and descriptors are one add from a base, which keeps
 // addresses out of the register budget. Refused at compile time: shared
 // memory at D=128, (BQ + 2*NSLOT*BKV)*256 + 1024 + 16*NSLOT bytes, past
 // 232448 (227 KiB: BKV=128 with NSLOT=4; WGS=3, BKV=128 with NSLOT=3), and
