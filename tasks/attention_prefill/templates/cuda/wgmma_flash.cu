@@ -85,7 +85,8 @@
 // addresses out of the register budget. Refused at compile time: shared
 // memory at D=128, (BQ + 2*NSLOT*BKV)*256 + 1024 + 16*NSLOT bytes, past
 // 232448 (227 KiB: BKV=128 with NSLOT=4; WGS=3, BKV=128 with NSLOT=3), and
-// WS=1 with WGS=3 and BKV=128 (152 consumer registers: spills).
+// WS>0 with WGS=3 and BKV=128 (152 consumer registers: spills), WS=2 with
+// WGS=1 (no second warpgroup to take turns with: that is WS=1).
 #include <cuda_bf16.h>
 #include <stdint.h>
 
