@@ -1,7 +1,8 @@
 // attention.cpp — CPU-emulation check of an attention_prefill CUDA kernel
 // (tests/cuda_emu/run.sh): causal GQA attention against a double-precision
-// reference, the task's bf16 tolerance. Geometry: MMA (mma_flash), BASE (the
-// baseline) or the warp families. Args: batch heads_q heads_kv seqlen head_dim.
+// reference, the task's bf16 tolerance. Geometry: MMA (mma_flash), WGMMA
+// (wgmma_flash), BASE (the baseline) or the warp families.
+// Args: batch heads_q heads_kv seqlen head_dim.
 #include KFILE
 #include <random>
 int main(int argc, char **argv) {
@@ -23,6 +24,11 @@ int main(int argc, char **argv) {
   g = {(unsigned)((S + BQ - 1) / BQ), (unsigned)Hq, (unsigned)B};
   bl.x = 2 * BQ;
   smem = (BQ + 4 * BKV) * (D + 8) * 2;
+#elif defined(WGMMA)
+  g = {(unsigned)((S + 64 * WGS - 1) / (64 * WGS)), (unsigned)Hq, (unsigned)B};
+  bl.x = 128 * WGS + 128 * (WS > 0);
+  smem = (64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * D * 2 + 1024 +
+         16 * (STAGES + OVERLAP);
 #elif defined(BASE)
   g = {(unsigned)((S + 3) / 4), (unsigned)Hq, (unsigned)B};
   bl.x = 128;

@@ -5,7 +5,8 @@
 // for grid barriers); __syncthreads is a block barrier that exited threads
 // leave; warp collectives (shuffles, match_any, ldmatrix, mma.sync m16n8k16)
 // exchange through a per-warp slot array between two warp barriers, with the
-// register layouts of the PTX ISA; cp.async copies land only when wait_group
+// register layouts of the PTX ISA (wgmma's A from registers likewise through
+// a per-warpgroup one); cp.async copies land only when wait_group
 // retires their group, so a missing wait reads stale shared memory. Timing,
 // memory-model and occupancy questions are out of its reach: the GPU run
 // (bench/gpu/kernels16.sh) answers those.
@@ -18,6 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 struct dim3 {
@@ -29,8 +32,14 @@ struct Warp {
   std::barrier<> *bar;
   uint64_t slot[32][8];
 };
+// a warpgroup's exchange (wgmma with A from registers): 4 registers a thread
+struct WarpGroup {
+  std::barrier<> *bar;
+  uint32_t slot[128][4];
+};
 inline std::barrier<> *g_bb;
 inline Warp *g_warps;
+inline WarpGroup *g_wgs;
 inline unsigned char *g_dyn;
 inline size_t g_dyn_size;
 #define __global__
@@ -323,16 +332,23 @@ inline float wg_b(const WgDesc &d, int k, int col) { // MN-major
                            (k % 8) * 16 + (k / 8) * d.lbo;
   return wg_ld(a, d.swz);
 }
+// tb: B MN-major (imm-trans-b 1) or K-major (0: element (k, n) where a
+// K-major A has (row n, k)); areg: A (64 x 16, row-major) gathered from the
+// warpgroup's registers at issue, or null (A from shared, K-major); scale_d
+// 0: the accumulators are overwritten, not added to (scale-d false)
 struct WgOp {
   uint64_t da, db;
   float *d;
-  int n;
+  int n, tb, scale_d;
+  std::shared_ptr<std::vector<float>> areg;
   std::vector<float> at_issue;
 };
 // this thread's part of the 64 x n product: row 16*w + l/4 + 8*(e/2), column
 // 8*q + 2*(l%4) + e%2 for register 4*q + e (PTX ISA wgmma D fragment)
 inline std::vector<float> wg_product(const WgOp &op) {
-  WgDesc A = wg_desc(op.da), B = wg_desc(op.db);
+  WgDesc B = wg_desc(op.db), A{};
+  if (!op.areg)
+    A = wg_desc(op.da);
   int t = threadIdx.x & 127, w = t / 32, l = t % 32;
   std::vector<float> r(op.n / 2);
   for (int j = 0; j < op.n / 2; j++) {
@@ -340,7 +356,8 @@ inline std::vector<float> wg_product(const WgOp &op) {
     int row = 16 * w + l / 4 + 8 * (e / 2), col = 8 * q + 2 * (l % 4) + e % 2;
     float s = 0;
     for (int k = 0; k < 16; k++)
-      s += wg_a(A, row, k) * wg_b(B, k, col);
+      s += (op.areg ? (*op.areg)[row * 16 + k] : wg_a(A, row, k)) *
+           (op.tb ? wg_b(B, k, col) : wg_a(B, col, k));
     r[j] = s;
   }
   return r;
@@ -348,13 +365,68 @@ inline std::vector<float> wg_product(const WgOp &op) {
 inline thread_local std::vector<WgOp> t_wg_open;
 inline thread_local std::vector<std::vector<WgOp>> t_wg_groups;
 template <int N> inline void wgmma_bf16(float *d, uint64_t da, uint64_t db) {
-  WgOp op{da, db, d, N, {}};
+  WgOp op{da, db, d, N, 1, 1, nullptr, {}};
+  op.at_issue = wg_product(op);
+  t_wg_open.push_back(op);
+}
+// A K-major and B K-major (imm-trans-a 0, imm-trans-b 0) from shared memory
+template <int N>
+inline void wgmma_ss(float *d, uint64_t da, uint64_t db, int scale_d) {
+  WgOp op{da, db, d, N, 0, scale_d != 0, nullptr, {}};
+  op.at_issue = wg_product(op);
+  t_wg_open.push_back(op);
+}
+inline WarpGroup *cur_wgs();
+// A from registers (the PTX ISA's wgmma A fragment for 16-bit types, per
+// warp w of the warpgroup the mma.m16n8k16 A layout on rows 16w..16w+15:
+// a[0] (row l/4, k 2(l%4)+{0,1}), a[1] row + 8, a[2] k + 8, a[3] both), B
+// MN-major (imm-trans-b 1) from shared memory. The registers are read at
+// issue (every thread of the warpgroup issues it: .sync.aligned)
+template <int N>
+inline void wgmma_rs(float *d, const uint32_t *a, uint64_t db, int scale_d) {
+  WarpGroup &g = cur_wgs()[threadIdx.x >> 7];
+  int t = threadIdx.x & 127;
+  for (int i = 0; i < 4; i++)
+    g.slot[t][i] = a[i];
+  g.bar->arrive_and_wait();
+  auto A = std::make_shared<std::vector<float>>(64 * 16);
+  for (int u = 0; u < 128; u++) {
+    int row = 16 * (u / 32) + (u % 32) / 4, k = 2 * (u % 4);
+    for (int i = 0; i < 4; i++)
+      for (int h = 0; h < 2; h++)
+        (*A)[(row + 8 * (i & 1)) * 16 + k + 8 * (i >> 1) + h] =
+            bfl(g.slot[u][i], h);
+  }
+  g.bar->arrive_and_wait();
+  WgOp op{0, db, d, N, 1, scale_d != 0, A, {}};
   op.at_issue = wg_product(op);
   t_wg_open.push_back(op);
 }
 inline void wg_fence() {}
 inline void fence_async() {}
 template <int N> inline void acc_fence(float *) {}
+template <int N> inline void reg_fence(uint32_t *) {}
+// named barriers with a count (bar.sync / bar.arrive ID, N): a block's
+// barrier ID is made with its count at the first use; pp_sync/pp_arrive are
+// IDs 4 + w with 256 threads (wgmma_flash's pingpong between warpgroups)
+inline std::mutex g_nb_mu;
+inline std::barrier<> *g_nb[16];
+inline std::barrier<> *named_bar(int id, int count) {
+  std::lock_guard<std::mutex> g(g_nb_mu);
+  if (!g_nb[id])
+    g_nb[id] = new std::barrier<>(count);
+  return g_nb[id];
+}
+inline void pp_sync(int w) { named_bar(4 + w, 256)->arrive_and_wait(); }
+inline void pp_arrive(int w) {
+  auto token = named_bar(4 + w, 256)->arrive();
+  (void)token;
+}
+// bar.sync 1 + wg, 128: the warpgroup's own barrier
+inline void wg_bar(int) { cur_wgs()[threadIdx.x >> 7].bar->arrive_and_wait(); }
+// setmaxnreg: register allocation is the compiler's and the device's concern
+template <int N> inline void reg_alloc() {}
+template <int N> inline void reg_dealloc() {}
 inline void wg_commit() {
   t_wg_groups.push_back(t_wg_open);
   t_wg_open.clear();
@@ -371,7 +443,7 @@ template <int N> inline void wg_wait() {
         abort();
       }
       for (int j = 0; j < op.n / 2; j++)
-        op.d[j] += now[j];
+        op.d[j] = (op.scale_d ? op.d[j] : 0.f) + now[j];
     }
     t_wg_groups.erase(t_wg_groups.begin());
   }
@@ -455,19 +527,31 @@ template <class F> void launch(dim3 grid, dim3 block, size_t smem, F f) {
           ws[i].bar = new std::barrier<>(std::min(32u, nt - 32 * i));
         }
         g_warps = ws.data();
+        unsigned ng = (nt + 127) / 128;
+        std::vector<WarpGroup> gs(ng);
+        for (unsigned i = 0; i < ng; i++)
+          gs[i].bar = new std::barrier<>(std::min(128u, nt - 128 * i));
+        g_wgs = gs.data();
         std::vector<std::thread> th;
         for (unsigned t = 0; t < nt; t++)
-          th.emplace_back([=, &f, &bb, &ws] {
+          th.emplace_back([=, &f, &bb, &ws, &gs] {
             threadIdx = {t, 0, 0};
             blockIdx = {bx, by, bz};
             f();
             bb.arrive_and_drop();
             ws[t >> 5].bar->arrive_and_drop();
+            gs[t >> 7].bar->arrive_and_drop();
           });
         for (auto &x : th)
           x.join();
         for (auto &w : ws)
           delete w.bar;
+        for (auto &g : gs)
+          delete g.bar;
+        for (auto &b : g_nb) {
+          delete b;
+          b = nullptr;
+        }
         for (size_t i = 0; i < guard; i++)
           if (g_dyn[smem + i] != 0x5C) {
             fprintf(stderr,
@@ -560,3 +644,5 @@ template <class F> void launch_concurrent(dim3 grid, dim3 block, F f) {
 }
 inline std::barrier<> *cur_bb() { return t_bb ? t_bb : g_bb; }
 inline Warp *cur_warps() { return t_warps ? t_warps : g_warps; }
+// (launch_concurrent kernels use no warpgroup collectives)
+inline WarpGroup *cur_wgs() { return g_wgs; }

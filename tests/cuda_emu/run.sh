@@ -7,6 +7,8 @@
 # one-token sequences, E = 256, repeated fused launches; the selective_scan
 # warp_scan template: odd seqlen, windows carried over, partial blocks,
 # delta_softplus 0).
+# A case whose args end in "!trap" passes when the kernel traps (attention's
+# wgmma_flash at a head_dim without an instance).
 # Catches wrong fragment layouts, masks, gathers, tie-breaks and pipeline
 # waits without a GPU; the GPU run (bench/gpu/kernels16.sh) covers the rest.
 # Needs g++ with C++20 (<barrier>); skipped with the reason otherwise.
@@ -46,6 +48,28 @@ cases=(
   "gemm|gemm_bf16/baseline/cuda.cu|BASE||33 47 20"
   "attention|attention_prefill/templates/cuda/mma_flash.cu|MMA|BQ=64 BKV=32|1 4 2 150 64"
   "attention|attention_prefill/templates/cuda/mma_flash.cu|MMA|BQ=128 BKV=64|2 2 1 100 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA||1 8 1 257 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA||2 3 1 130 64"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA||1 4 1 1 64"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA||1 2 1 40 32 !trap"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|OVERLAP=0|2 3 1 257 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|OVERLAP=0 STAGES=3 BKV=64|1 8 1 130 64"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WGS=1 BKV=64 STAGES=3|1 6 2 257 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WGS=3 BKV=64|1 3 3 257 64"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WGS=3 BKV=128 OVERLAP=0|1 2 1 200 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|EMU_CP_EAGER=1|1 2 1 400 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|EMU_CP_EAGER=1 OVERLAP=0 STAGES=3 BKV=64|1 2 1 300 64"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=1|1 8 1 257 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=1 OVERLAP=0 BKV=64 STAGES=3|2 3 1 130 64"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=1 WGS=1|1 3 3 300 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=1 WGS=3 BKV=64|1 2 1 257 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=1 EMU_CP_EAGER=1|1 2 1 600 64"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=1|1 4 2 1 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=2|1 8 1 257 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=2 OVERLAP=0 BKV=64 STAGES=3|2 3 1 130 64"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=2 WGS=3 BKV=64|1 2 1 300 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=2 EMU_CP_EAGER=1|1 2 2 1 64"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|WS=2 OVERLAP=0|1 2 1 600 64"
   "attention|attention_prefill/templates/cuda/warp_query.cu|WARPQ|WARPS=4|2 4 2 77 64"
   "attention|attention_prefill/templates/cuda/warp_two_pass.cu|WARPQ|WARPS=8|1 2 1 70 128"
   "attention|attention_prefill/baseline/cuda.cu|BASE||1 2 1 40 64"
@@ -84,10 +108,18 @@ i=0
 for c in "${cases[@]}"; do
   IFS='|' read -r h k mac params argv <<<"$c"
   i=$((i + 1))
+  # args ending in "!trap": the kernel must trap (a shape without an instance)
+  want_trap=0
+  if [[ $argv == *' !trap' ]]; then want_trap=1; argv=${argv% !trap}; fi
   # shellcheck disable=SC2086
   if python3 "$here/xform.py" "$root/tasks/$k" "$work/k$i.cpp" $params &&
     "$cxx" -std=c++20 -O1 -w -I"$here" -DKFILE="\"$work/k$i.cpp\"" -D"$mac" -o "$work/b$i" "$here/$h.cpp" -lpthread 2>"$work/cc$i.log" &&
-    out=$(timeout 300 "$work/b$i" $argv 2>&1); then
+    if [[ $want_trap == 1 ]]; then
+      out=$(timeout 300 "$work/b$i" $argv 2>&1)
+      [[ $? != 0 && $out == *"trap "* ]] && out="trapped as it must"
+    else
+      out=$(timeout 300 "$work/b$i" $argv 2>&1)
+    fi; then
     echo "ok   $k [$params] ($argv): $(tail -1 <<<"$out")"
     pass=$((pass + 1))
   else

@@ -2,7 +2,8 @@
 """xform.py — turns a CUDA template into C++ for the CPU emulation (emu.h):
 drops the CUDA includes and the inline-PTX helpers (cp16, cp_commit,
 cp_wait, ldm_x4, ldm_x4_t, mma16816, smem_u32, ex2; the wgmma ones fence_async,
-wg_fence, wg_commit, wg_wait, acc_fence, wgmma_bf16; the mbarrier ones
+wg_fence, wg_commit, wg_wait, acc_fence, reg_fence, reg_alloc, reg_dealloc,
+wg_bar, pp_sync, pp_arrive, wgmma_bf16, wgmma_ss, wgmma_rs; the mbarrier ones
 mbar_init, mbar_arrive, cp_mbar_arrive, mbar_try_wait), which emu.h
 implements with the PTX ISA's register layouts, and points the dynamic shared
 memory at the block's buffer. --per-block-shared (grid-barrier kernels, whose
@@ -17,7 +18,9 @@ per_block = "--per-block-shared" in args
 defs = [a for a in args if "=" in a]
 src = re.sub(r'#include <(cuda_bf16\.h|stdint\.h|mma\.h|math\.h)>\n', '', src)
 for h in ['smem_u32', 'cp16', 'cp_commit', 'cp_wait', 'ldm_x4', 'ldm_x4_t', 'mma16816', 'ex2',
-          'fence_async', 'wg_fence', 'wg_commit', 'wg_wait', 'acc_fence', 'wgmma_bf16',
+          'fence_async', 'wg_fence', 'wg_commit', 'wg_wait', 'acc_fence', 'reg_fence',
+          'reg_alloc', 'reg_dealloc', 'wg_bar', 'pp_sync', 'pp_arrive',
+          'wgmma_bf16', 'wgmma_ss', 'wgmma_rs',
           'mbar_init', 'mbar_arrive', 'cp_mbar_arrive', 'mbar_try_wait']:
     while True:
         m = re.search(r'(template <int N>\s+)?__device__ __forceinline__ [\w ]+?\b' + h + r'\(', src)
