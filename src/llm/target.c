@@ -69,7 +69,18 @@ static const ks_llm_backend k_backends[] = {
      "block (at most 1024; grid x < 2^31, y and z <= 65535), smem dynamic "
      "shared memory bytes (above 48 KiB the limit is raised for you); E are "
      "expressions over the task's axes, the header's params and numeric "
-     "#defines (+ - * / % min max cdiv); no kernel= launches the entry",
+     "#defines (+ - * / % min max cdiv); no kernel= launches the entry. "
+     "TMA tensor maps (optional, at most 8), one header line each:\n"
+     "// ksearch: tensormap NAME of=BUFFER box=(E0[,E1...]) "
+     "[swizzle=0|32|64|128] [view=(D0[,D1...])]\n"
+     "the executor encodes a CUtensorMap over exactly that input or output "
+     "(sizes innermost first, the reverse of the task's shape; view= "
+     "regroups it, same element count; box <= 256 per dimension, the "
+     "innermost a multiple of 16 bytes and within the swizzle span; zeros "
+     "out of bounds) and passes it after every other argument, in line "
+     "order, as `const __grid_constant__ T NAME` with T a 128-byte "
+     "alignas(64) struct; where the rows are not 16-byte multiples the map "
+     "is all zeros: check the shape before using it",
      KS_LLM_LAUNCH_GRID},
     {"mlx", "cuda", "mlx-cuda-sm90",
      "the body of an MLX mx.fast.cuda_kernel, compiled by MLX with NVRTC "

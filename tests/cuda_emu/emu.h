@@ -599,9 +599,8 @@ inline bool emu_tmap_encode(void *map, int elem, int rank, const void *base,
                             const uint32_t *box, int swizzle) {
   EmuTmap t{};
   memset(map, 0, 128);
-  if (((uintptr_t)map & 63) || ((uintptr_t)base & 15) || rank < 1 ||
-      rank > 5 || (swizzle != 0 && swizzle != 32 && swizzle != 64 &&
-                   swizzle != 128))
+  if (((uintptr_t)map & 63) || ((uintptr_t)base & 15) || rank < 1 || rank > 5 ||
+      (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128))
     return false;
   t.base = (const unsigned char *)base;
   t.rank = rank;
@@ -642,8 +641,9 @@ inline void emu_mbar_settle(uint32_t bar, MbarState &st) {
 inline MbarState &emu_mbar(uint32_t bar) {
   auto it = g_mbar.find(bar);
   if (it == g_mbar.end()) {
-    fprintf(stderr, "expect_tx/complete_tx on an uninitialized mbarrier at "
-                    "0x%x\n",
+    fprintf(stderr,
+            "expect_tx/complete_tx on an uninitialized mbarrier at "
+            "0x%x\n",
             bar);
     abort();
   }
@@ -676,8 +676,9 @@ inline void tma_load_2d(uint32_t dst, const void *map, uint32_t bar, int c0,
   }
   uint32_t bytes = inner * t.box[1];
   if (dst < EMU_SMEM_BASE || dst + bytes > EMU_SMEM_BASE + g_dyn_size) {
-    fprintf(stderr, "tma_load_2d: box of %u bytes at shared 0x%x outside the "
-                    "%zu bytes\n",
+    fprintf(stderr,
+            "tma_load_2d: box of %u bytes at shared 0x%x outside the "
+            "%zu bytes\n",
             bytes, dst, g_dyn_size);
     abort();
   }

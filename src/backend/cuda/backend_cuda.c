@@ -526,6 +526,22 @@ static ks_code cuda_load(const char *artifact, const ks_task *task, void **out,
       (r = h->cu.EventRecord(h->ev[1], NULL)) || (r = h->cu.CtxSynchronize()))
     return load_fail(h, ks_err_set(err, KS_ERR_ENV, "CUDA warm-up: %s",
                                    ks_cu_errstr(&h->cu, r, b, sizeof b)));
+  /* one encode now, before the sandbox: whatever the driver sets up on a
+   * first call happens here, and a driver whose cuTensorMapEncodeTiled does
+   * not take the CUDA 12/13 arguments says so here, not in a candidate's
+   * result (a 64 x 64 bf16 map over the arena, box 64 x 8, 128B swizzle) */
+  if (h->pi.maps.n) {
+    unsigned long long dim[2] = {64, 64}, stride[1] = {128};
+    unsigned box[2] = {64, 8}, es[2] = {1, 1};
+    if ((r = h->cu.TensorMapEncodeTiled(&h->tmaps[0], 9, 2,
+                                        (void *)(uintptr_t)h->arena, dim,
+                                        stride, box, es, 0, 3, 3, 0)))
+      return load_fail(h, ks_err_set(err, KS_ERR_ENV,
+                                     "CUDA: cuTensorMapEncodeTiled refuses a "
+                                     "valid 64 x 64 bfloat16 map: %s",
+                                     ks_cu_errstr(&h->cu, r, b, sizeof b)));
+    memset(h->tmaps, 0, sizeof(ks_cu_tensormap) * KS_TMAP_MAX);
+  }
   h->n_nv_fds = ks_sandbox_device_fds("/dev/nvidia", h->nv_fds, 64);
   *out = h;
   return KS_OK;
