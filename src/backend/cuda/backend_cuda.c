@@ -603,14 +603,18 @@ static bool encode_maps(cu_handle *h, void *const *bufs) {
           0 /* interleave none */, g->swizzle, 3 /* L2 promotion 256 B */,
           0 /* out of bounds: zeros */);
       if (r) {
-        char what[300];
+        char what[300], dims[120] = "", boxes[60] = "";
+        for (int d = 0; d < g->rank; d++) {
+          size_t dl = strlen(dims), bl = strlen(boxes);
+          snprintf(dims + dl, sizeof dims - dl, "%s%llu", d ? "," : "",
+                   (unsigned long long)g->dim[d]);
+          snprintf(boxes + bl, sizeof boxes - bl, "%s%u", d ? "," : "",
+                   g->box[d]);
+        }
         snprintf(what, sizeof what,
-                 "tensormap %s (line %d) over %s: cuTensorMapEncodeTiled(rank "
-                 "%d, dims %llu,%llu,%llu, box %u,%u,%u, swizzle %d)",
-                 m->name, m->line, m->of, g->rank,
-                 (unsigned long long)g->dim[0], (unsigned long long)g->dim[1],
-                 (unsigned long long)g->dim[2], g->box[0], g->box[1], g->box[2],
-                 m->swizzle);
+                 "tensormap %s (line %d) over %s: cuTensorMapEncodeTiled(dims "
+                 "(%s), box (%s), swizzle %d)",
+                 m->name, m->line, m->of, dims, boxes, m->swizzle);
         set_err(h, what, r);
         return false;
       }
