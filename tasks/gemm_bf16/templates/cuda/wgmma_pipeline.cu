@@ -1,6 +1,6 @@
 // ksearch: backend=cuda entry=gemm_bf16
 // ksearch: family=wgmma_pipeline
-// ksearch: concepts=tensor_core_mma,double_buffering_cp_async,shared_memory_tiling,warp_specialization,launch_bounds_occupancy
+// ksearch: concepts=tensor_core_mma,double_buffering_cp_async,tma_bulk_copy,shared_memory_tiling,warp_specialization,launch_bounds_occupancy
 // ksearch: param TILE_N in 256,128
 // ksearch: param WGS in 2,1
 // ksearch: param MI in 1,2
