@@ -2,6 +2,7 @@
  * and the check of a coder answer before any compiler. */
 #include "llm/target.h"
 #include "backend/backend.h"
+#include "backend/cuda/tensormap.h"
 #include "backend/opencl/launch.h"
 #include "llm/context.h"
 #include "spec/spec.h"
@@ -415,6 +416,28 @@ static int check_sizes(const ks_task *task, const ks_candidate *cand,
   return n;
 }
 
+/* cuda: the `tensormap` lines as the build will check them, on every GPU
+ * workload (backend/cuda/tensormap.h), so a bad one costs no nvcc. */
+static int check_tensormaps(const ks_task *task, const ks_candidate *cand,
+                            ks_llm_violation *v, int n, int max) {
+  ks_tmap_set maps;
+  ks_err e;
+  if (ks_tmap_parse(cand->source, cand->path, task, &maps, &e))
+    return add(v, n, max, 0, "(header)", "%.300s", e.msg);
+  ks_param_value names[2 * KS_MAX_PARAMS];
+  int nn = ks_launch_names(cand, names, 2 * KS_MAX_PARAMS);
+  for (int wi = 0; wi < task->n_workloads; wi++) {
+    ks_tmap_geom g[KS_TMAP_MAX];
+    if (ks_workload_applies(&task->workloads[wi], KS_DEV_GPU) &&
+        ks_tmap_eval(&maps, task, &task->workloads[wi], names, nn, g, &e)) {
+      n = add(v, n, max, 0, "(header)", "%.300s", e.msg);
+      break;
+    }
+  }
+  ks_tmap_free(&maps);
+  return n;
+}
+
 static int check_launch(const ks_llm_backend *be, const ks_task *task,
                         const ks_candidate *cand, ks_llm_violation *v, int n,
                         int max) {
@@ -440,7 +463,7 @@ static int check_launch(const ks_llm_backend *be, const ks_task *task,
   n = check_sizes(task, cand, &plan, dc, grid ? "block" : NULL, true, v, n,
                   max);
   ks_launch_free(&plan);
-  return n;
+  return grid ? check_tensormaps(task, cand, v, n, max) : n;
 }
 
 /* An MLX kernel body's form, before MLX sees it: one launch line with grid=
