@@ -657,6 +657,7 @@ inline void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
   emu_mbar_settle(bar, st);
 }
 inline void mbar_fence_init() {}
+inline void tma_prefetch(const void *) {} // prefetch.tensormap: a hint
 inline void tma_load_2d(uint32_t dst, const void *map, uint32_t bar, int c0,
                         int c1) {
   EmuTmap t;

@@ -4,7 +4,7 @@ drops the CUDA includes and the inline-PTX helpers (cp16, cp_commit,
 cp_wait, ldm_x4, ldm_x4_t, mma16816, smem_u32, ex2; the wgmma ones fence_async,
 wg_fence, wg_commit, wg_wait, acc_fence, wgmma_bf16; the mbarrier ones
 mbar_init, mbar_arrive, cp_mbar_arrive, mbar_try_wait; the TMA ones
-mbar_fence_init, mbar_expect_tx, tma_load_2d), which emu.h
+mbar_fence_init, mbar_expect_tx, tma_load_2d, tma_prefetch), which emu.h
 implements with the PTX ISA's register layouts, and points the dynamic shared
 memory at the block's buffer. --per-block-shared (grid-barrier kernels, whose
 blocks run at once): `__shared__ int a[N], b[M];` become per-block arrays.
@@ -20,7 +20,7 @@ src = re.sub(r'#include <(cuda_bf16\.h|stdint\.h|mma\.h|math\.h)>\n', '', src)
 for h in ['smem_u32', 'cp16', 'cp_commit', 'cp_wait', 'ldm_x4', 'ldm_x4_t', 'mma16816', 'ex2',
           'fence_async', 'wg_fence', 'wg_commit', 'wg_wait', 'acc_fence', 'wgmma_bf16',
           'mbar_init', 'mbar_arrive', 'cp_mbar_arrive', 'mbar_try_wait',
-          'mbar_fence_init', 'mbar_expect_tx', 'tma_load_2d']:
+          'mbar_fence_init', 'mbar_expect_tx', 'tma_load_2d', 'tma_prefetch']:
     while True:
         m = re.search(r'(template <int N>\s+)?__device__ __forceinline__ [\w ]+?\b' + h + r'\(', src)
         if not m:

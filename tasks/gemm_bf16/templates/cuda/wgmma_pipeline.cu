@@ -198,6 +198,11 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const tmap_t *map,
                "l"((uint64_t)map), "r"(bar), "r"(c0), "r"(c1)
                : "memory");
 }
+// the map's 128 bytes into the TMA unit's descriptor cache ahead of the
+// first copy
+__device__ __forceinline__ void tma_prefetch(const tmap_t *map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)map) : "memory");
+}
 // true once the phase of parity `parity` has completed
 __device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
   uint32_t ok;
@@ -478,6 +483,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     // empty phase of round g / STAGES - 1 completed (as below)
     if (wt != 0)
       return;
+    tma_prefetch(&tma_a);
+    tma_prefetch(&tma_b);
     for (long t = blockIdx.x; t < tiles; t += gridDim.x) {
       tile_origin(t, m, n, &m0, &n0);
       for (long kt = 0; kt < ktiles; kt++, g++) {
