@@ -6,10 +6,12 @@
 #      the element-load and masked-store paths on the device), checked
 #      against the C reference (the 8192^3 one takes ~40 s, cached in
 #      KSEARCH_CACHE_DIR) and timed by `ksearch eval --backend cuda`;
-#   2. the producer/consumer path (WS=1) on every workload too, then a few
-#      parameter variants at 4096^3 and 8192^3 (VARIANTS, `;`-separated
-#      lists of K=V; WS=1 ones only if WS=1 passed; none after TOTAL-60 s,
-#      TOTAL default 420);
+#   2. the producer/consumer path (WS=1) and the TMA producer (TMA=1: bulk
+#      tensor copies from the executor's tensor maps) on every workload too,
+#      then a few parameter variants at 4096^3 and 8192^3 (VARIANTS,
+#      `;`-separated lists of K=V, TMA=1 ones first; WS=1 ones only if WS=1
+#      passed, TMA=1 ones only if TMA=1 passed; none after TOTAL-60 s, TOTAL
+#      default 420);
 #   3. torch.matmul (cuBLAS) at the same two sizes, timed like ksearch
 #      (L2 flushed, CUDA events, minimum of 15);
 #   4. one table: correctness, time, TFLOP/s and the ratio to cuBLAS (the
@@ -22,7 +24,7 @@ ks=${KSEARCH:-./build/ksearch}
 start=$(date +%s)
 export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-/tmp/kscache-gpu16}
 f=${KERNEL:-tasks/gemm_bf16/templates/cuda/wgmma_pipeline.cu}
-IFS=';' read -r -a variants <<<"${VARIANTS:-WS=1 PERSIST=1;WS=1 PERSIST=1 MI=2 TILE_N=128;WS=1 MI=2 TILE_N=128;WS=1 PERSIST=1 TILE_N=128 STAGES=6;WS=1 PERSIST=1 GROUP_M=16;MI=2 TILE_N=128;STAGES=3}"
+IFS=';' read -r -a variants <<<"${VARIANTS:-TMA=1 PERSIST=1;TMA=1 PERSIST=1 MI=2 TILE_N=128;TMA=1 MI=2 TILE_N=128;TMA=1 PERSIST=1 STAGES=6 TILE_N=128;WS=1 PERSIST=1;WS=1 PERSIST=1 MI=2 TILE_N=128;WS=1 MI=2 TILE_N=128;WS=1 PERSIST=1 TILE_N=128 STAGES=6;WS=1 PERSIST=1 GROUP_M=16;MI=2 TILE_N=128;STAGES=3}"
 evalk() { # name workloads params...
   local name=$1 wls=$2
   shift 2
@@ -36,11 +38,19 @@ evalk() { # name workloads params...
 TO=200 evalk default 0,1,2,3,4,5,6,7,8,9
 evalk ws 0,1,2,3,4,5,6,7,8,9 WS=1
 echo "WS=1" >"$out/ws.params"
-# a WS=1 that is wrong or hangs is not tried again in the variants
-ws_ok=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(int(d['status']=='ok' and all(w['correct'] for w in d['workloads'])))" "$out/ws.json" 2>/dev/null)
+evalk tma 0,1,2,3,4,5,6,7,8,9 TMA=1
+echo "TMA=1" >"$out/tma.params"
+# a WS=1 or TMA=1 that is wrong or hangs is not tried again in the variants
+passed() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(int(d['status']=='ok' and all(w['correct'] for w in d['workloads'])))" "$1" 2>/dev/null; }
+ws_ok=$(passed "$out/ws.json")
+tma_ok=$(passed "$out/tma.json")
 i=0
 for v in "${variants[@]}"; do
   i=$((i + 1))
+  if [[ $v == *TMA=1* && $tma_ok != 1 ]]; then
+    echo "v$i [$v]: skipped (TMA=1 failed above)"
+    continue
+  fi
   if [[ $v == *WS=1* && $ws_ok != 1 ]]; then
     echo "v$i [$v]: skipped (WS=1 failed above)"
     continue
@@ -81,7 +91,7 @@ except Exception:
     torch = {}
 for s, t in sorted(torch.items()):
     print(f"cuBLAS {s}^3: {t/1e6:.3f} ms  {2*int(s)**3/t/1e3:.0f} TFLOP/s")
-names = ["default", "ws"] + sorted((os.path.basename(p)[:-5] for p in glob.glob(f"{out}/v*.json")), key=lambda x: int(x[1:]))
+names = ["default", "ws", "tma"] + sorted((os.path.basename(p)[:-5] for p in glob.glob(f"{out}/v*.json")), key=lambda x: int(x[1:]))
 for name in names:
     p = f"{out}/{name}.params"
     params = open(p).read().strip() if os.path.exists(p) else "defaults"

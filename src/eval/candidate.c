@@ -107,6 +107,9 @@ static ks_code parse_line(ks_candidate *c, char *line, int lineno,
     ks_strlcpy(c->launch, trim(p + 7), sizeof c->launch);
     return KS_OK;
   }
+  /* cuda: TMA tensor maps, read by backend/cuda/tensormap.c */
+  if (!strncmp(p, "tensormap ", 10))
+    return KS_OK;
   /* mlx: the line between a kernel's helpers (header) and its body */
   if (!strcmp(trim(p), "body"))
     return KS_OK;
@@ -118,8 +121,8 @@ static ks_code parse_line(ks_candidate *c, char *line, int lineno,
     if (!eq)
       return ks_err_set(err, KS_ERR_INPUT,
                         "%s:%d: cannot read \"%s\" in the ksearch header; "
-                        "expected key=value, `param NAME in ...` or `launch "
-                        "...`",
+                        "expected key=value, `param NAME in ...`, `launch "
+                        "...` or `tensormap ...`",
                         c->path, lineno, kv);
     *eq = 0;
     const char *k = kv, *v = eq + 1;

@@ -2,6 +2,7 @@
  * and the check of a coder answer before any compiler. */
 #include "llm/target.h"
 #include "backend/backend.h"
+#include "backend/cuda/tensormap.h"
 #include "backend/opencl/launch.h"
 #include "llm/context.h"
 #include "spec/spec.h"
@@ -69,7 +70,18 @@ static const ks_llm_backend k_backends[] = {
      "block (at most 1024; grid x < 2^31, y and z <= 65535), smem dynamic "
      "shared memory bytes (above 48 KiB the limit is raised for you); E are "
      "expressions over the task's axes, the header's params and numeric "
-     "#defines (+ - * / % min max cdiv); no kernel= launches the entry",
+     "#defines (+ - * / % min max cdiv); no kernel= launches the entry. "
+     "TMA tensor maps (optional, at most 8), one header line each:\n"
+     "// ksearch: tensormap NAME of=BUFFER box=(E0[,E1...]) "
+     "[swizzle=0|32|64|128] [view=(D0[,D1...])]\n"
+     "the executor encodes a CUtensorMap over exactly that input or output "
+     "(sizes innermost first, the reverse of the task's shape; view= "
+     "regroups it, same element count; box <= 256 per dimension, the "
+     "innermost a multiple of 16 bytes and within the swizzle span; zeros "
+     "out of bounds) and passes it after every other argument, in line "
+     "order, as `const __grid_constant__ T NAME` with T a 128-byte "
+     "alignas(64) struct; where the rows are not 16-byte multiples the map "
+     "is all zeros: check the shape before using it",
      KS_LLM_LAUNCH_GRID},
     {"mlx", "cuda", "mlx-cuda-sm90",
      "the body of an MLX mx.fast.cuda_kernel, compiled by MLX with NVRTC "
@@ -404,6 +416,28 @@ static int check_sizes(const ks_task *task, const ks_candidate *cand,
   return n;
 }
 
+/* cuda: the `tensormap` lines as the build will check them, on every GPU
+ * workload (backend/cuda/tensormap.h), so a bad one costs no nvcc. */
+static int check_tensormaps(const ks_task *task, const ks_candidate *cand,
+                            ks_llm_violation *v, int n, int max) {
+  ks_tmap_set maps;
+  ks_err e;
+  if (ks_tmap_parse(cand->source, cand->path, task, &maps, &e))
+    return add(v, n, max, 0, "(header)", "%.300s", e.msg);
+  ks_param_value names[2 * KS_MAX_PARAMS];
+  int nn = ks_launch_names(cand, names, 2 * KS_MAX_PARAMS);
+  for (int wi = 0; wi < task->n_workloads; wi++) {
+    ks_tmap_geom g[KS_TMAP_MAX];
+    if (ks_workload_applies(&task->workloads[wi], KS_DEV_GPU) &&
+        ks_tmap_eval(&maps, task, &task->workloads[wi], names, nn, g, &e)) {
+      n = add(v, n, max, 0, "(header)", "%.300s", e.msg);
+      break;
+    }
+  }
+  ks_tmap_free(&maps);
+  return n;
+}
+
 static int check_launch(const ks_llm_backend *be, const ks_task *task,
                         const ks_candidate *cand, ks_llm_violation *v, int n,
                         int max) {
@@ -429,7 +463,7 @@ static int check_launch(const ks_llm_backend *be, const ks_task *task,
   n = check_sizes(task, cand, &plan, dc, grid ? "block" : NULL, true, v, n,
                   max);
   ks_launch_free(&plan);
-  return n;
+  return grid ? check_tensormaps(task, cand, v, n, max) : n;
 }
 
 /* An MLX kernel body's form, before MLX sees it: one launch line with grid=

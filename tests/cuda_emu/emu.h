@@ -646,3 +646,148 @@ inline std::barrier<> *cur_bb() { return t_bb ? t_bb : g_bb; }
 inline Warp *cur_warps() { return t_warps ? t_warps : g_warps; }
 // (launch_concurrent kernels use no warpgroup collectives)
 inline WarpGroup *cur_wgs() { return g_wgs; }
+// --- TMA: tensor maps and cp.async.bulk.tensor (sm_90) ---
+// A kernel takes its maps as `const __grid_constant__ T NAME` (T any
+// 128-byte, 64-aligned struct: CUtensorMap's size); emu_tmap_encode is
+// cuTensorMapEncodeTiled as ksearch's executor calls it (interleave none,
+// element strides 1, out-of-bounds elements zero), refusing what the driver
+// API documents as invalid (rank 1..5, dims 1..2^32, strides multiples of 16
+// below 2^40, box 1..256 with inner bytes a multiple of 16 and within the
+// swizzle span), and writes the fields into the map's 128 bytes.
+// tma_load_2d(dst, map, bar, c0, c1) is
+// cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes:
+// box element (i, j) (i innermost) is global element (c0 + i, c1 + j), zero
+// when outside the dims (coordinates may be negative); it lands at dst +
+// j * inner_bytes + i * elem with, under a swizzle of S bytes, the 16-byte
+// chunk bits of the shared address XORed as the hardware does from the
+// address itself: 128B bits [4,7) ^= [7,10), 64B bits [4,6) ^= [7,9), 32B bit
+// 4 ^= bit 7 (so a box that is not 1024-aligned under 128B lands as it would
+// on the device, and the emulated wgmma reads it through the same
+// addresses). dst must be 128-aligned; the box lands at issue, then its
+// bytes complete_tx on bar. mbar_expect_tx is mbarrier.arrive.expect_tx: the
+// arrival plus bytes the phase waits for; a phase completes when its
+// arrivals are in and its transaction count is back to 0 (more bytes
+// completed than expected aborts; fewer leave the phase pending and the
+// kernel hangs, which run.sh's time limit reports; a plain mbar_arrive does
+// not look at the bytes: barriers that count bytes take mbar_expect_tx
+// arrivals). Only the inner box rows
+// of exactly the swizzle span are modelled under a swizzle (else abort).
+#define __grid_constant__
+struct EmuTmap {
+  const unsigned char *base;
+  int rank, elem, swizzle; // swizzle in bytes: 0, 32, 64, 128
+  uint64_t dim[5], stride[5];
+  uint32_t box[5];
+};
+static_assert(sizeof(EmuTmap) <= 128, "a tensor map is 128 bytes");
+inline bool emu_tmap_encode(void *map, int elem, int rank, const void *base,
+                            const uint64_t *dim, const uint64_t *stride,
+                            const uint32_t *box, int swizzle) {
+  EmuTmap t{};
+  memset(map, 0, 128);
+  if (((uintptr_t)map & 63) || ((uintptr_t)base & 15) || rank < 1 || rank > 5 ||
+      (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128))
+    return false;
+  t.base = (const unsigned char *)base;
+  t.rank = rank;
+  t.elem = elem;
+  t.swizzle = swizzle;
+  for (int d = 0; d < rank; d++) {
+    if (dim[d] < 1 || dim[d] > (1ULL << 32) || box[d] < 1 || box[d] > 256)
+      return false;
+    t.dim[d] = dim[d];
+    t.box[d] = box[d];
+    if (d + 1 < rank) {
+      if (stride[d] % 16 || stride[d] >= (1ULL << 40))
+        return false;
+      t.stride[d] = stride[d];
+    }
+  }
+  uint32_t inner = box[0] * (uint32_t)elem;
+  if (inner % 16 || (swizzle && inner > (uint32_t)swizzle))
+    return false;
+  memcpy(map, &t, sizeof t);
+  return true;
+}
+inline std::unordered_map<uint32_t, long> g_mbar_tx; // under g_mbar_mu
+// under g_mbar_mu: the phase completes when arrivals and bytes are all in
+inline void emu_mbar_settle(uint32_t bar, MbarState &st) {
+  long &tx = g_mbar_tx[bar];
+  if (st.pending == 0 && tx < 0) {
+    fprintf(stderr,
+            "mbarrier 0x%x: more bytes completed than expect_tx announced\n",
+            bar);
+    abort();
+  }
+  if (st.pending == 0 && tx == 0) {
+    st.pending = st.count;
+    st.phase ^= 1;
+  }
+}
+inline MbarState &emu_mbar(uint32_t bar) {
+  auto it = g_mbar.find(bar);
+  if (it == g_mbar.end()) {
+    fprintf(stderr,
+            "expect_tx/complete_tx on an uninitialized mbarrier at "
+            "0x%x\n",
+            bar);
+    abort();
+  }
+  return it->second;
+}
+inline void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  std::lock_guard<std::mutex> g(g_mbar_mu);
+  MbarState &st = emu_mbar(bar);
+  g_mbar_tx[bar] += bytes;
+  st.pending--;
+  emu_mbar_settle(bar, st);
+}
+inline void mbar_fence_init() {}
+inline void tma_prefetch(const void *) {} // prefetch.tensormap: a hint
+inline void tma_load_2d(uint32_t dst, const void *map, uint32_t bar, int c0,
+                        int c1) {
+  EmuTmap t;
+  memcpy(&t, map, sizeof t);
+  if (t.rank != 2 || !t.base) {
+    fprintf(stderr, "tma_load_2d: not a 2-D tensor map (rank %d%s)\n", t.rank,
+            t.base ? "" : ", never encoded: a zero map");
+    abort();
+  }
+  uint32_t inner = t.box[0] * (uint32_t)t.elem;
+  if ((dst & 127) || (t.swizzle && inner != (uint32_t)t.swizzle)) {
+    fprintf(stderr,
+            "tma_load_2d: shared destination 0x%x not 128-aligned, or a "
+            "swizzled box row of %u bytes (only the full span is modelled)\n",
+            dst, inner);
+    abort();
+  }
+  uint32_t bytes = inner * t.box[1];
+  if (dst < EMU_SMEM_BASE || dst + bytes > EMU_SMEM_BASE + g_dyn_size) {
+    fprintf(stderr,
+            "tma_load_2d: box of %u bytes at shared 0x%x outside the "
+            "%zu bytes\n",
+            bytes, dst, g_dyn_size);
+    abort();
+  }
+  for (uint32_t j = 0; j < t.box[1]; j++)
+    for (uint32_t i = 0; i < t.box[0]; i++) {
+      long x = (long)c0 + i, y = (long)c1 + j;
+      uint32_t a = dst + j * inner + i * (uint32_t)t.elem;
+      if (t.swizzle == 128)
+        a ^= ((a >> 7) & 7) << 4;
+      else if (t.swizzle == 64)
+        a ^= ((a >> 7) & 3) << 4;
+      else if (t.swizzle == 32)
+        a ^= ((a >> 7) & 1) << 4;
+      unsigned char *p = g_dyn + (a - EMU_SMEM_BASE);
+      if (x >= 0 && y >= 0 && (uint64_t)x < t.dim[0] && (uint64_t)y < t.dim[1])
+        memcpy(p, t.base + (uint64_t)y * t.stride[0] + (uint64_t)x * t.elem,
+               t.elem);
+      else
+        memset(p, 0, t.elem);
+    }
+  std::lock_guard<std::mutex> g(g_mbar_mu);
+  MbarState &st = emu_mbar(bar);
+  g_mbar_tx[bar] -= bytes;
+  emu_mbar_settle(bar, st);
+}

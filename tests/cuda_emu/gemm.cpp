@@ -1,6 +1,7 @@
 // gemm.cpp — CPU-emulation check of a gemm_bf16 CUDA kernel
 // (tests/cuda_emu/run.sh): random bf16 a, b; the kernel run on emu.h with its
-// launch geometry (MMA_PIPE, WGMMA, WMMA, BASE or the SIMT default); c against
+// launch geometry (MMA_PIPE, WGMMA, WMMA, BASE or the SIMT default; WGMMA
+// with the header's two tensor maps, encoded as the executor does); c against
 // a double-precision product rounded to bf16, the task's tolerance. Args: m n
 // k. EMU_CP_EAGER=1 among the params: cp.async lands at issue (emu.h). Exit 1
 // on any mismatch.
@@ -29,7 +30,7 @@ int main(int argc, char **argv) {
   g.x = ((m + TILE_M - 1) / TILE_M) * ((n + TILE_N - 1) / TILE_N);
   if (PERSIST && g.x > SMS)
     g.x = SMS;
-  bl.x = 128 * (WGS + WS);
+  bl.x = 128 * (WGS + (WS || TMA));
   smem = STAGES * (TILE_M * 128 + 128 * TILE_N + 16) + 1024;
 #elif defined(WMMA)
   g.x = (n + TILE_N - 1) / TILE_N;
@@ -46,8 +47,29 @@ int main(int argc, char **argv) {
   g.y = (m + TILE_M - 1) / TILE_M;
   bl.x = (TILE_M / 8) * (TILE_N / 8);
 #endif
+#ifdef WGMMA
+  // the header's tensor maps as the executor encodes them: a as (k, m) box
+  // (64, TILE_M), b as (n, k) box (64, 64), 128B swizzle; rows that are no
+  // multiple of 16 bytes get a zero map
+  tmap_t ta, tb;
+  memset(&ta, 0, sizeof ta);
+  memset(&tb, 0, sizeof tb);
+  {
+    uint64_t da[2] = {(uint64_t)k, (uint64_t)m}, sa[1] = {(uint64_t)k * 2};
+    uint64_t db[2] = {(uint64_t)n, (uint64_t)k}, sb[1] = {(uint64_t)n * 2};
+    uint32_t ba[2] = {64, TILE_M}, bb[2] = {64, 64};
+    if (sa[0] % 16 == 0 && !emu_tmap_encode(&ta, 2, 2, a.data(), da, sa, ba, 128))
+      return printf("tensor map a refused\n"), 1;
+    if (sb[0] % 16 == 0 && !emu_tmap_encode(&tb, 2, 2, b.data(), db, sb, bb, 128))
+      return printf("tensor map b refused\n"), 1;
+  }
+  launch(g, bl, smem, [&] {
+    gemm_bf16(a.data(), b.data(), c.data(), m, n, k, ta, tb);
+  });
+#else
   launch(g, bl, smem,
          [&] { gemm_bf16(a.data(), b.data(), c.data(), m, n, k); });
+#endif
   double maxe = 0;
   long bad = 0;
   for (long i = 0; i < m; i++)

@@ -6,7 +6,9 @@
 # unaligned n, GQA groups of 1 to 8 and 3, a head_dim without an instance,
 # one-token sequences, E = 256, repeated fused launches; the selective_scan
 # warp_scan template: odd seqlen, windows carried over, partial blocks,
-# delta_softplus 0).
+# delta_softplus 0; the wgmma GEMM with TMA=1: bulk tensor copies into the
+# 128B-swizzled slots, zero-filled past m, n and k, expect_tx byte counts,
+# and the cp.async/element fallback where rows are no 16-byte multiple).
 # A case whose args end in "!trap" passes when the kernel traps (attention's
 # wgmma_flash at a head_dim without an instance).
 # Catches wrong fragment layouts, masks, gathers, tie-breaks and pipeline
@@ -43,6 +45,13 @@ cases=(
   "gemm|gemm_bf16/templates/cuda/wgmma_pipeline.cu|WGMMA|PERSIST=1 SMS=2 TILE_N=128 STAGES=3 EMU_CP_EAGER=1|300 200 200"
   "gemm|gemm_bf16/templates/cuda/wgmma_pipeline.cu|WGMMA|WS=1 MI=2 TILE_N=128 STAGES=2|300 136 200"
   "gemm|gemm_bf16/templates/cuda/wgmma_pipeline.cu|WGMMA|WS=1 WGS=1 TILE_N=128 STAGES=3|70 129 35"
+  "gemm|gemm_bf16/templates/cuda/wgmma_pipeline.cu|WGMMA|TMA=1|200 264 200"
+  "gemm|gemm_bf16/templates/cuda/wgmma_pipeline.cu|WGMMA|TMA=1 WS=1 PERSIST=1 SMS=2 TILE_N=128 STAGES=3|300 200 136"
+  "gemm|gemm_bf16/templates/cuda/wgmma_pipeline.cu|WGMMA|TMA=1 MI=2 TILE_N=128 STAGES=2|300 136 200"
+  "gemm|gemm_bf16/templates/cuda/wgmma_pipeline.cu|WGMMA|TMA=1 WGS=1 TILE_N=128 STAGES=3|72 136 8"
+  "gemm|gemm_bf16/templates/cuda/wgmma_pipeline.cu|WGMMA|TMA=1 PERSIST=1 SMS=3 STAGES=2|1 8 520"
+  "gemm|gemm_bf16/templates/cuda/wgmma_pipeline.cu|WGMMA|TMA=1|7 1000 513"
+  "gemm|gemm_bf16/templates/cuda/wgmma_pipeline.cu|WGMMA|TMA=1 WGS=1 TILE_N=128 STAGES=3|70 129 35"
   "gemm|gemm_bf16/templates/cuda/wmma_tiled.cu|WMMA|TILE_M=64 TILE_N=64 WARPS=4|70 129 35"
   "gemm|gemm_bf16/templates/cuda/simt_register.cu|SIMT|TILE_M=64 TILE_K=32|130 64 40"
   "gemm|gemm_bf16/baseline/cuda.cu|BASE||33 47 20"

@@ -38,6 +38,11 @@ for t in softmax rmsnorm layernorm softmax_bf16 rmsnorm_bf16 layernorm_bf16 sele
   done
 done
 
+# the TMA producer of the wgmma GEMM (tensor maps encoded by the executor),
+# on every workload: odd shapes take its cp.async fallback
+out=$("$ks" eval gemm_bf16 "$here/tasks/gemm_bf16/templates/cuda/wgmma_pipeline.cu" --backend cuda --param TMA=1 --json -q --seeds 1 --no-timing); rc=$?
+check "gemm_bf16: wgmma_pipeline TMA=1 is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
+
 rm -f /tmp/ksearch_adv_cuda_system
 for f in "$here"/tests/adversarial/cuda/*.cu; do
   hdr=$(grep -m1 '^// adversarial:' "$f")

@@ -4,7 +4,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-$(mktemp -d /tmp/ksearch-test-cache.XXXXXX)}
 failed=0 passed=0
-for s in eval_tasks kernel_tasks adversarial search llm llm_backends timing_order opencl cuda cuda_emu mlx translate report workers workers_tls; do
+for s in eval_tasks kernel_tasks adversarial search llm llm_backends timing_order opencl cuda tensormap_host cuda_emu mlx translate report workers workers_tls; do
   echo "== $s"
   t0=$SECONDS
   if bash "$here/$s.sh"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi

@@ -269,5 +269,13 @@ Test(cuda_backend, adversarial_kernels_build_or_fail_as_expected) {
   cr_expect_eq(build_file(tdir, path, cache, &art, &err), KS_ERR_CANDIDATE);
   cr_expect(strstr(err.msg, "separate compilation"), "%s", err.msg);
   ks_artifact_free(&art);
+  /* a tensor map that would reach past its buffer: refused before nvcc */
+  snprintf(path, sizeof path, "%s/tests/adversarial/cuda/tensormap_view.cu",
+           src ? src : ".");
+  cr_expect_eq(build_file(tdir, path, cache, &art, &err), KS_ERR_CANDIDATE);
+  cr_expect(strstr(err.msg, "line 2: tensormap xm: view=(...) holds"), "%s",
+            err.msg);
+  cr_expect(strstr(err.msg, "its element count"), "%s", err.msg);
+  ks_artifact_free(&art);
   ks_rm_rf(cache);
 }

@@ -183,6 +183,39 @@ Test(llm_target, cuda_answers_pass_or_are_rejected_before_nvcc) {
   ks_task_free(&t);
 }
 
+/* cuda: a tensormap line is checked like the build checks it (a view of
+ * another element count is refused), a good one passes. */
+Test(llm_target, cuda_tensormap_lines_are_checked_before_nvcc) {
+  ks_task t;
+  load_rmsnorm(&t);
+  ks_llm_violation v[16];
+  char buf[4096];
+  char *good = kernel("cuda/block_plain.cu");
+  const char *lines[2] = {
+      "// ksearch: tensormap xm of=x box=(32, 4) swizzle=128 view=(cols, "
+      "rows)\n",
+      "// ksearch: tensormap xm of=x box=(64, 4) view=(cols, rows + 1)\n"};
+  for (int i = 0; i < 2; i++) {
+    ks_buf b;
+    ks_buf_init(&b);
+    const char *nl = strchr(good, '\n') + 1;
+    ks_buf_append(&b, good, (size_t)(nl - good));
+    ks_buf_puts(&b, lines[i]);
+    ks_buf_puts(&b, nl);
+    int n = check("cuda", &t, b.data, v);
+    dump(v, n, buf, sizeof buf);
+    if (i == 0)
+      cr_expect_eq(n, 0, "a good tensormap line refused: %s", buf);
+    else
+      cr_expect(n == 1 &&
+                    has(v, n, "(header)", "tensormap xm: view=(...) holds"),
+                "a view of another element count: %s", buf);
+    ks_buf_free(&b);
+  }
+  free(good);
+  ks_task_free(&t);
+}
+
 Test(llm_target, headers_must_fit_the_backend) {
   ks_task t;
   load_rmsnorm(&t);

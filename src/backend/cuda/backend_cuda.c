@@ -29,9 +29,16 @@
  * device pointers for tensors (inputs, then outputs), int64 for var axes,
  * scalars as float / int32 / int64, then the scratch pointer when a launch
  * asks for scratch=(bytes). bfloat16 and float16 tensors are 16-bit.
+ * Last come the TMA tensor maps of `// ksearch: tensormap` lines
+ * (tensormap.h), in line order: each a CUtensorMap the runner encodes with
+ * cuTensorMapEncodeTiled over exactly the bytes of one of the call's own
+ * buffers (the task says where, how big and of which type: the candidate
+ * says only the tile and the swizzle), re-encoded when a buffer moves or
+ * the workload changes.
  */
 #include "backend/backend.h"
 #include "backend/cuda/cu.h"
+#include "backend/cuda/tensormap.h"
 #include "backend/opencl/launch.h"
 #include "eval/sandbox.h"
 
@@ -76,6 +83,7 @@ typedef struct plan_info {
   bool scratch;
   size_t max_smem[KS_LAUNCH_MAX];
   double max_scratch;
+  ks_tmap_set maps; /* tensormap lines */
 } plan_info;
 
 /* Evaluates every launch for every workload the GPU runs, checking CUDA's
@@ -117,8 +125,16 @@ static ks_code plan_check(const ks_task *task, plan_info *pi, const char *path,
       if (g[k].smem > pi->max_smem[k])
         pi->max_smem[k] = g[k].smem;
     }
+    ks_tmap_geom tg[KS_TMAP_MAX];
+    if (ks_tmap_eval(&pi->maps, task, w, pi->names, pi->n_names, tg, err))
+      return ks_err_prefix(err, "%s: ", path);
   }
   return KS_OK;
+}
+
+static void plan_free(plan_info *pi) {
+  ks_launch_free(&pi->plan);
+  ks_tmap_free(&pi->maps);
 }
 
 static ks_code plan_for_task(const ks_task *task, const ks_candidate *cand,
@@ -129,12 +145,14 @@ static ks_code plan_for_task(const ks_task *task, const ks_candidate *cand,
       ks_launch_parse(cand->source, cand->path, cand->entry, &pi->plan, err);
   if (!rc)
     rc = ks_launch_check_style(&pi->plan, true, cand->path, err);
+  if (!rc)
+    rc = ks_tmap_parse(cand->source, cand->path, task, &pi->maps, err);
   for (int i = 0; !rc && i < pi->plan.n; i++)
     pi->scratch |= pi->plan.k[i].scratch != NULL;
   if (!rc)
     rc = plan_check(task, pi, cand->path, err);
   if (rc)
-    ks_launch_free(&pi->plan);
+    plan_free(pi);
   return rc;
 }
 
@@ -218,21 +236,28 @@ static ks_code cuda_build(const ks_task *task, const ks_candidate *cand,
   if (!rc) {
     char lines[KS_LAUNCH_MAX][512];
     int nl = ks_launch_lines(cand->source, lines, KS_LAUNCH_MAX);
-    json_t *jl = json_array(), *params = json_object();
+    json_t *jl = json_array(), *params = json_object(), *jt = json_array();
     for (int i = 0; i < nl; i++)
       json_array_append_new(jl, json_string(lines[i]));
+    char tl[KS_TMAP_MAX][512];
+    int tno[KS_TMAP_MAX];
+    int nt = ks_header_lines(cand->source, "tensormap", tl, tno, KS_TMAP_MAX);
+    for (int i = 0; i < nt; i++)
+      json_array_append_new(
+          jt, json_pack("{s:i, s:s}", "line", tno[i], "text", tl[i]));
     for (int i = 0; i < pi->n_names; i++)
       json_object_set_new(params, pi->names[i].name,
                           json_string(pi->names[i].value));
-    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "format",
-                          CUDA_FORMAT, "identity", identity, "arch", arch,
-                          "entry", cand->entry, "cubin", "candidate.cubin",
-                          "support", support, "launch", jl, "params", params);
+    json_t *j =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "format",
+                  CUDA_FORMAT, "identity", identity, "arch", arch, "entry",
+                  cand->entry, "cubin", "candidate.cubin", "support", support,
+                  "launch", jl, "params", params, "tensormap", jt);
     rc = write_json(out->path, j, err);
     json_decref(j);
   }
 done:
-  ks_launch_free(&pi->plan);
+  plan_free(pi);
   free(pi);
   return rc;
 }
@@ -262,6 +287,9 @@ typedef struct cu_handle {
   size_t arena_bytes, arena_used, flush16;
   int live;
   cu_buf scratch;
+  ks_tmap_geom tgeom[KS_TMAP_MAX];
+  ks_cu_tensormap *tmaps;           /* KS_TMAP_MAX, 64-byte aligned */
+  CUdeviceptr tmap_at[KS_TMAP_MAX]; /* the address encoded; 0: none yet */
   CUevent ev[2];
   bool launched;
   double device_ns;
@@ -334,6 +362,7 @@ static ks_code cuda_load(const char *artifact, const ks_task *task, void **out,
   const char *support = json_string_value(json_object_get(j, "support"));
   json_t *lines = json_object_get(j, "launch");
   json_t *params = json_object_get(j, "params");
+  json_t *tlines = json_object_get(j, "tensormap"); /* absent: none */
   ks_code rc = KS_OK;
   if (!fmt || strcmp(fmt, CUDA_FORMAT) || !ident || !entry || !cubin ||
       !support || !json_is_array(lines) || !json_is_object(params))
@@ -350,6 +379,20 @@ static ks_code cuda_load(const char *artifact, const ks_task *task, void **out,
       h->pi.scratch |= h->pi.plan.k[h->pi.plan.n].scratch != NULL;
       h->pi.plan.n++;
     }
+  }
+  for (size_t i = 0; !rc && i < json_array_size(tlines); i++) {
+    json_t *o = json_array_get(tlines, i);
+    const char *text = json_string_value(json_object_get(o, "text"));
+    if (h->pi.maps.n >= KS_TMAP_MAX || !text) {
+      rc = ks_err_set(err, KS_ERR_CANDIDATE, "%s: a bad tensormap entry",
+                      artifact);
+      break;
+    }
+    rc = ks_tmap_parse_line(text, task,
+                            (int)json_integer_value(json_object_get(o, "line")),
+                            &h->pi.maps.m[h->pi.maps.n], err);
+    if (!rc)
+      h->pi.maps.n++;
   }
   const char *pk;
   json_t *pv;
@@ -375,6 +418,18 @@ static ks_code cuda_load(const char *artifact, const ks_task *task, void **out,
 
   if ((rc = ks_cu_load(&h->cu, err)) || (rc = ks_cu_pick(&h->cu, &h->dev, err)))
     return load_fail(h, rc);
+  if (h->pi.maps.n && !h->cu.TensorMapEncodeTiled)
+    return load_fail(h,
+                     ks_err_set(err, KS_ERR_ENV,
+                                "the CUDA driver lacks cuTensorMapEncodeTiled "
+                                "(CUDA 12.0 or newer), which the "
+                                "candidate's tensormap lines need"));
+  if (h->pi.maps.n) {
+    h->tmaps = aligned_alloc(64, sizeof(ks_cu_tensormap) * KS_TMAP_MAX);
+    if (!h->tmaps)
+      return load_fail(h, ks_err_set(err, KS_ERR_NOMEM, "tensor maps"));
+    memset(h->tmaps, 0, sizeof(ks_cu_tensormap) * KS_TMAP_MAX);
+  }
   if (strcmp(h->dev.identity, expected))
     return load_fail(h, ks_err_set(err, KS_ERR_ENV,
                                    "%s was built for CUDA device \"%s\" but "
@@ -471,6 +526,22 @@ static ks_code cuda_load(const char *artifact, const ks_task *task, void **out,
       (r = h->cu.EventRecord(h->ev[1], NULL)) || (r = h->cu.CtxSynchronize()))
     return load_fail(h, ks_err_set(err, KS_ERR_ENV, "CUDA warm-up: %s",
                                    ks_cu_errstr(&h->cu, r, b, sizeof b)));
+  /* one encode now, before the sandbox: whatever the driver sets up on a
+   * first call happens here, and a driver whose cuTensorMapEncodeTiled does
+   * not take the CUDA 12/13 arguments says so here, not in a candidate's
+   * result (a 64 x 64 bf16 map over the arena, box 64 x 8, 128B swizzle) */
+  if (h->pi.maps.n) {
+    unsigned long long dim[2] = {64, 64}, stride[1] = {128};
+    unsigned box[2] = {64, 8}, es[2] = {1, 1};
+    if ((r = h->cu.TensorMapEncodeTiled(&h->tmaps[0], 9, 2,
+                                        (void *)(uintptr_t)h->arena, dim,
+                                        stride, box, es, 0, 3, 3, 0)))
+      return load_fail(h, ks_err_set(err, KS_ERR_ENV,
+                                     "CUDA: cuTensorMapEncodeTiled refuses a "
+                                     "valid 64 x 64 bfloat16 map: %s",
+                                     ks_cu_errstr(&h->cu, r, b, sizeof b)));
+    memset(h->tmaps, 0, sizeof(ks_cu_tensormap) * KS_TMAP_MAX);
+  }
   h->n_nv_fds = ks_sandbox_device_fds("/dev/nvidia", h->nv_fds, 64);
   *out = h;
   return KS_OK;
@@ -485,8 +556,12 @@ static ks_code set_geometry(cu_handle *h, const int64_t *axes, ks_err *err) {
   memcpy(w.axis, axes, sizeof(int64_t) * (size_t)h->task->n_axes);
   ks_code rc = ks_launch_eval(&h->pi.plan, h->task, &w, h->pi.names,
                               h->pi.n_names, h->geom, &h->scratch_bytes, err);
+  if (!rc)
+    rc = ks_tmap_eval(&h->pi.maps, h->task, &w, h->pi.names, h->pi.n_names,
+                      h->tgeom, err);
   if (rc)
     return rc;
+  memset(h->tmap_at, 0, sizeof h->tmap_at); /* encode again */
   memcpy(h->axes, axes, sizeof(int64_t) * (size_t)h->task->n_axes);
   h->have_geom = true;
   return KS_OK;
@@ -498,6 +573,56 @@ typedef union cu_arg {
   int i;
   float f;
 } cu_arg;
+
+/* Encodes the tensor maps over this call's buffers where a buffer moved or
+ * the workload changed (set_geometry clears tmap_at). A workload the TMA
+ * cannot address (a stride not a multiple of 16 bytes) gets 128 zero
+ * bytes: the kernel must not use that map (tensormap.h). False with
+ * h->error set when the driver refuses. */
+static bool encode_maps(cu_handle *h, void *const *bufs) {
+  for (int i = 0; i < h->pi.maps.n; i++) {
+    const ks_tmap *m = &h->pi.maps.m[i];
+    const ks_tmap_geom *g = &h->tgeom[i];
+    const cu_buf *b = bufs[m->tensor];
+    if (h->tmap_at[i] == b->data)
+      continue;
+    memset(&h->tmaps[i], 0, sizeof h->tmaps[i]);
+    if ((uint64_t)b->bytes != g->bytes) { /* ksearch's own bug, not theirs */
+      snprintf(h->error, sizeof h->error,
+               "tensormap %s (line %d): buffer %s holds %zu bytes, the map "
+               "%llu",
+               m->name, m->line, m->of, b->bytes, (unsigned long long)g->bytes);
+      return false;
+    }
+    if (g->encodable) {
+      unsigned es[KS_TMAP_RANK] = {1, 1, 1, 1, 1};
+      CUresult r = h->cu.TensorMapEncodeTiled(
+          &h->tmaps[i], g->dtype, (unsigned)g->rank, (void *)(uintptr_t)b->data,
+          (const unsigned long long *)g->dim,
+          (const unsigned long long *)g->stride, g->box, es,
+          0 /* interleave none */, g->swizzle, 3 /* L2 promotion 256 B */,
+          0 /* out of bounds: zeros */);
+      if (r) {
+        char what[300], dims[120] = "", boxes[60] = "";
+        for (int d = 0; d < g->rank; d++) {
+          size_t dl = strlen(dims), bl = strlen(boxes);
+          snprintf(dims + dl, sizeof dims - dl, "%s%llu", d ? "," : "",
+                   (unsigned long long)g->dim[d]);
+          snprintf(boxes + bl, sizeof boxes - bl, "%s%u", d ? "," : "",
+                   g->box[d]);
+        }
+        snprintf(what, sizeof what,
+                 "tensormap %s (line %d) over %s: cuTensorMapEncodeTiled(dims "
+                 "(%s), box (%s), swizzle %d)",
+                 m->name, m->line, m->of, dims, boxes, m->swizzle);
+        set_err(h, what, r);
+        return false;
+      }
+    }
+    h->tmap_at[i] = b->data;
+  }
+  return true;
+}
 
 static void cuda_run(void *vh, void *const *bufs, const int64_t *axes,
                      const double *scalars) {
@@ -519,7 +644,8 @@ static void cuda_run(void *vh, void *const *bufs, const int64_t *axes,
   }
   const ks_task *t = h->task;
   cu_arg a[2 * KS_MAX_TENSORS + KS_MAX_AXES + KS_MAX_SCALARS + 1];
-  void *args[2 * KS_MAX_TENSORS + KS_MAX_AXES + KS_MAX_SCALARS + 1];
+  void *
+      args[2 * KS_MAX_TENSORS + KS_MAX_AXES + KS_MAX_SCALARS + 1 + KS_TMAP_MAX];
   int na = 0;
   for (int i = 0; i < t->n_inputs + t->n_outputs; i++)
     a[na++].p = ((cu_buf *)bufs[i])->data;
@@ -538,6 +664,10 @@ static void cuda_run(void *vh, void *const *bufs, const int64_t *axes,
     a[na++].p = h->scratch.data;
   for (int i = 0; i < na; i++)
     args[i] = &a[i];
+  if (h->pi.maps.n && !encode_maps(h, bufs))
+    return;
+  for (int i = 0; i < h->pi.maps.n; i++)
+    args[na + i] = &h->tmaps[i];
   /* L2 holds the flush buffer, not the last call's data */
   CUresult r = launch_flush(h);
   if (r) {
@@ -650,7 +780,8 @@ static void cuda_unload(void *vh) {
       h->cu.PrimaryCtxRelease(h->dev.dev);
     ks_cu_unload(&h->cu);
   }
-  ks_launch_free(&h->pi.plan);
+  plan_free(&h->pi);
+  free(h->tmaps);
   free(h);
 }
 

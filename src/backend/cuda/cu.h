@@ -36,6 +36,13 @@ enum {
   KS_CU_ERROR_NOT_READY = 600,
 };
 
+/* CUtensorMap (cuda.h: CU_TENSOR_MAP_NUM_QWORDS 16, 64-byte aligned): the
+ * opaque TMA descriptor cuTensorMapEncodeTiled fills, passed by value as a
+ * kernel parameter (tensormap.h). */
+typedef struct ks_cu_tensormap {
+  _Alignas(64) unsigned long long opaque[16];
+} ks_cu_tensormap;
+
 /* The driver entry points ksearch calls (versioned names as in cuda.h). */
 typedef struct ks_cu {
   void *lib;
@@ -70,6 +77,13 @@ typedef struct ks_cu {
   CUresult (*EventDestroy)(CUevent);
   CUresult (*GetErrorName)(CUresult, const char **);
   CUresult (*GetErrorString)(CUresult, const char **);
+  /* optional (NULL when the driver lacks it; CUDA 12.0+): tensorMap,
+   * CUtensorMapDataType, rank, globalAddress, globalDim, globalStrides,
+   * boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill */
+  CUresult (*TensorMapEncodeTiled)(ks_cu_tensormap *, int, unsigned, void *,
+                                   const unsigned long long *,
+                                   const unsigned long long *, const unsigned *,
+                                   const unsigned *, int, int, int, int);
 } ks_cu;
 
 typedef struct ks_cu_dev {

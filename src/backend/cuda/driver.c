@@ -55,6 +55,9 @@ ks_code ks_cu_load(ks_cu *cu, ks_err *err) {
   SYM(EventDestroy, "cuEventDestroy_v2");
   SYM(GetErrorName, "cuGetErrorName");
   SYM(GetErrorString, "cuGetErrorString");
+  /* optional: only candidates with tensormap lines need it */
+  *(void **)&cu->TensorMapEncodeTiled =
+      dlsym(cu->lib, "cuTensorMapEncodeTiled");
   CUresult r = cu->Init(0);
   if (r != 0) {
     char b[256];

@@ -220,11 +220,12 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
   return rc;
 }
 
-/* Calls fn for every `// ksearch: launch` line; stops at the first error. */
+/* Calls fn for every `// ksearch: KEYWORD` line; stops at the first error. */
 typedef ks_code (*line_fn)(void *ctx, const char *text, int line, ks_err *err);
 
-static ks_code for_each_line(const char *source, line_fn fn, void *ctx,
-                             ks_err *err) {
+static ks_code for_each_keyword_line(const char *source, const char *keyword,
+                                     line_fn fn, void *ctx, ks_err *err) {
+  size_t kw = strlen(keyword);
   const char *s = source;
   int lineno = 0;
   while (*s) {
@@ -239,13 +240,13 @@ static ks_code for_each_line(const char *source, line_fn fn, void *ctx,
       const char *r = q + 11;
       while (r < s + len && isspace((unsigned char)*r))
         r++;
-      if ((size_t)(s + len - r) >= 7 && !strncmp(r, "launch", 6) &&
-          isspace((unsigned char)r[6])) {
+      if ((size_t)(s + len - r) >= kw + 1 && !strncmp(r, keyword, kw) &&
+          isspace((unsigned char)r[kw])) {
         char text[1024];
-        size_t tl = (size_t)(s + len - (r + 7));
+        size_t tl = (size_t)(s + len - (r + kw + 1));
         if (tl >= sizeof text)
           tl = sizeof text - 1;
-        memcpy(text, r + 7, tl);
+        memcpy(text, r + kw + 1, tl);
         text[tl] = 0;
         ks_code rc = fn(ctx, text, lineno, err);
         if (rc)
@@ -255,6 +256,11 @@ static ks_code for_each_line(const char *source, line_fn fn, void *ctx,
     s += len + (nl ? 1 : 0);
   }
   return KS_OK;
+}
+
+static ks_code for_each_line(const char *source, line_fn fn, void *ctx,
+                             ks_err *err) {
+  return for_each_keyword_line(source, "launch", fn, ctx, err);
 }
 
 typedef struct parse_ctx {
@@ -296,21 +302,29 @@ ks_code ks_launch_parse(const char *source, const char *path,
 
 typedef struct lines_ctx {
   char (*lines)[512];
+  int *linenos;
   int n, max;
 } lines_ctx;
 
 static ks_code copy_line(void *vctx, const char *text, int line, ks_err *err) {
-  (void)line;
   (void)err;
   lines_ctx *c = vctx;
-  if (c->n < c->max)
+  if (c->n < c->max) {
+    if (c->linenos)
+      c->linenos[c->n] = line;
     ks_strlcpy(c->lines[c->n++], text, 512);
+  }
   return KS_OK;
 }
 
 int ks_launch_lines(const char *source, char lines[][512], int max) {
-  lines_ctx c = {lines, 0, max};
-  for_each_line(source, copy_line, &c, NULL);
+  return ks_header_lines(source, "launch", lines, NULL, max);
+}
+
+int ks_header_lines(const char *source, const char *keyword, char lines[][512],
+                    int *linenos, int max) {
+  lines_ctx c = {lines, linenos, 0, max};
+  for_each_keyword_line(source, keyword, copy_line, &c, NULL);
   return c.n;
 }
 
@@ -367,6 +381,19 @@ static ks_code eval_size(const ks_expr *e, lookup_ctx *c, const char *what,
                          k->line, k->kernel, what);
   }
   return KS_OK;
+}
+
+ks_code ks_launch_eval_expr(const ks_expr *e, const ks_task *task,
+                            const ks_workload *w, const ks_param_value *params,
+                            int n_params, double *out, ks_err *err) {
+  lookup_ctx c = {task, w, params, n_params, ""};
+  ks_code rc = ks_expr_eval_lookup(e, lookup, &c, out, err);
+  if (rc && c.bad[0])
+    ks_err_set(err, KS_ERR_INPUT,
+               "parameter %s is used in a header expression but its value "
+               "\"%s\" is not a number",
+               c.bad, param_text(&c, c.bad));
+  return rc ? KS_ERR_INPUT : KS_OK;
 }
 
 ks_code ks_launch_eval(const ks_launch_plan *p, const ks_task *task,

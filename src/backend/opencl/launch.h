@@ -63,6 +63,16 @@ ks_code ks_launch_parse(const char *source, const char *path,
 /* The raw text of every launch line (after `launch `), in order; returns the
  * count, at most max. */
 int ks_launch_lines(const char *source, char lines[][512], int max);
+/* The raw text (after `KEYWORD `) of every `// ksearch: KEYWORD` line, in
+ * order, and its 1-based line number when linenos is not NULL; returns the
+ * count, at most max. (`tensormap` lines, backend/cuda/tensormap.h, use it.) */
+int ks_header_lines(const char *source, const char *keyword, char lines[][512],
+                    int *linenos, int max);
+/* One header expression (task/expr.h) with names bound as in
+ * ks_launch_eval: the task's axes, then the parameters (numbers). */
+ks_code ks_launch_eval_expr(const ks_expr *e, const ks_task *task,
+                            const ks_workload *w, const ks_param_value *params,
+                            int n_params, double *out, ks_err *err);
 /* Geometry of every launch of the plan for one workload, with names bound to
  * the task's axes and the parameter values (which must be numbers when a
  * launch expression uses them), and the scratch bytes (0 if none). A size

@@ -1,23 +1,26 @@
 // ksearch: backend=cuda entry=gemm_bf16
 // ksearch: family=wgmma_pipeline
-// ksearch: concepts=tensor_core_mma,double_buffering_cp_async,shared_memory_tiling,warp_specialization,launch_bounds_occupancy
+// ksearch: concepts=tensor_core_mma,double_buffering_cp_async,tma_bulk_copy,shared_memory_tiling,warp_specialization,launch_bounds_occupancy
 // ksearch: param TILE_N in 256,128
 // ksearch: param WGS in 2,1
 // ksearch: param MI in 1,2
 // ksearch: param WS in 0,1
+// ksearch: param TMA in 0,1
 // ksearch: param STAGES in 4,3,5,6
 // ksearch: param GROUP_M in 8,1,16
 // ksearch: param PERSIST in 0,1
 // ksearch: param SMS in 132
-// ksearch: launch grid=(min(cdiv(m, 64 * WGS * MI) * cdiv(n, TILE_N), cdiv(m, 64 * WGS * MI) * cdiv(n, TILE_N) - PERSIST * (cdiv(m, 64 * WGS * MI) * cdiv(n, TILE_N) - SMS))) block=(128 * (WGS + WS)) smem=(STAGES * (64 * WGS * MI * 128 + 128 * TILE_N + 16) + 1024)
+// ksearch: tensormap tma_a of=a box=(64, 64 * WGS * MI) swizzle=128
+// ksearch: tensormap tma_b of=b box=(64, 64) swizzle=128
+// ksearch: launch grid=(min(cdiv(m, 64 * WGS * MI) * cdiv(n, TILE_N), cdiv(m, 64 * WGS * MI) * cdiv(n, TILE_N) - PERSIST * (cdiv(m, 64 * WGS * MI) * cdiv(n, TILE_N) - SMS))) block=(128 * (WGS + max(WS, TMA))) smem=(STAGES * (64 * WGS * MI * 128 + 128 * TILE_N + 16) + 1024)
 //
 // CUDA template for tasks/gemm_bf16, family wgmma_pipeline (DESIGN.md:
 // Templates): Hopper warpgroup MMA (wgmma.mma_async m64nNk16, sm_90a only)
 // with both operands read by the tensor cores straight from shared memory
-// through matrix descriptors. The candidate has no host code, so there is no
-// TMA tensor map: threads fill a STAGES-deep ring of 64-deep k tiles with
-// cp.async (16-byte chunks, zero-filled past the edges) directly in the
-// 128-byte-swizzled layout the descriptors name. A block owns a TILE_M x
+// through matrix descriptors. Threads fill a STAGES-deep ring of 64-deep k
+// tiles with cp.async (16-byte chunks, zero-filled past the edges) directly
+// in the 128-byte-swizzled layout the descriptors name; or, with TMA=1, one
+// thread fills it with bulk tensor copies (below). A block owns a TILE_M x
 // TILE_N tile of c, TILE_M = 64*WGS*MI: each of its WGS consumer warpgroups
 // owns 64*MI rows and all TILE_N columns, as MI wgmma m64 blocks (MI = 2 with
 // TILE_N = 256 would need 256 accumulator registers: refused). PERSIST=1
@@ -39,6 +42,18 @@
 //     tile's loads overlap the epilogue. No setmaxnreg: at 384 threads the
 //     cap is 168 registers, which the consumers' 128 accumulators fit without
 //     spills, while a producer squeezed to 40-72 spilled.
+//   TMA=1 (implies the WS=1 structure): the executor encodes the two tensor
+//     maps of the header (a as (k, m), b as (n, k), innermost first, 128B
+//     swizzle, zeros out of bounds) and passes them after the axes; one
+//     thread of the producer warpgroup issues per k tile one
+//     cp.async.bulk.tensor.2d of A (64 k x TILE_M rows, box (64, TILE_M))
+//     and TILE_N/64 of B (64 n x 64 k each, one column atom), all completing
+//     on the slot's full barrier (count 1: its arrive.expect_tx of
+//     STAGE_BYTES, the bytes every box writes, zero-filled parts included).
+//     The TMA writes exactly the swizzled layout below (its 128B swizzle is
+//     the same XOR of address bits [4,7) with [7,10) of 1024-aligned slots).
+//     Shapes whose rows are not 16-byte multiples (k or n % 8 != 0: the
+//     executor passes zero maps then) take the cp.async/element path.
 //
 // Shared-memory layout of one stage (byte offsets from a 1024-aligned base;
 // a 128-byte swizzle atom is 8 rows of 128 bytes, and 16-byte chunk j of row r
@@ -58,7 +73,7 @@
 //     (next 64 n), SBO = 1024 (next 8 k), and imm-trans-b = 1.
 // Descriptor bits: [0,14) start >> 4, [16,30) LBO >> 4, [32,46) SBO >> 4,
 // [49,52) base offset (0: every atom is 1024-aligned), [62,64) = 1 (128B).
-// The 2*STAGES mbarriers (WS=1) sit in the first 16*STAGES bytes.
+// The 2*STAGES mbarriers (WS=1, TMA=1) sit in the first 16*STAGES bytes.
 //
 // Accumulator fragment of m64nNk16 .f32 (PTX ISA, wgmma register layout):
 // thread t of the warpgroup, warp w = t/32, lane l holds N/2 floats d[j];
@@ -91,9 +106,13 @@
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
+#ifndef TMA
+#define TMA 0
+#endif
+#define PRODUCER (WS || TMA) /* a producer warpgroup */
 #define TK 64 /* one 128-byte swizzle row of bf16 */
-#define THREADS (128 * (WGS + WS))
-#define LOADERS (WS ? 128 : THREADS) /* threads that fill the ring */
+#define THREADS (128 * (WGS + PRODUCER))
+#define LOADERS (PRODUCER ? 128 : THREADS) /* threads that fill the ring */
 #define WG_M (64 * MI)               /* rows per consumer warpgroup */
 #define TILE_M (WGS * WG_M)
 #define NACC (TILE_N / 2) /* f32 accumulators per m64 block per thread */
@@ -107,11 +126,18 @@ static_assert((WGS == 1 || WGS == 2) && (MI == 1 || MI == 2),
               "WGS, MI: 1 or 2");
 static_assert(MI * NACC <= 128, "accumulators exceed 128 registers per thread");
 static_assert(WS == 0 || WS == 1, "WS is 0 or 1");
-static_assert(STAGES >= (WS ? 2 : 3),
+static_assert(TMA == 0 || TMA == 1, "TMA is 0 or 1");
+static_assert(STAGES >= (PRODUCER ? 2 : 3),
               "the ring needs a slot for the wgmma in flight");
 static_assert(LOADERS % CPR == 0 && (TILE_M * 8) % LOADERS == 0 &&
                   (TK * CPR) % LOADERS == 0,
               "loads must split evenly over the threads");
+
+// CUtensorMap (cuda.h): 128 opaque bytes the executor's
+// cuTensorMapEncodeTiled filled, a __grid_constant__ kernel parameter
+struct alignas(64) tmap_t {
+  unsigned long long opaque[16];
+};
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p) {
   return (uint32_t)__cvta_generic_to_shared(p);
@@ -149,6 +175,33 @@ __device__ __forceinline__ void cp_mbar_arrive(uint32_t bar) {
   asm volatile(
       "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
       : "memory");
+}
+// makes the mbarrier inits visible to the async proxy (the TMA's
+// complete_tx) before any copy is issued
+__device__ __forceinline__ void mbar_fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// this thread's arrival on bar, and `bytes` more transaction bytes expected
+// in the current phase (the bulk copies' complete_tx count them down)
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile(
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
+      "r"(bytes)
+      : "memory");
+}
+// TMA: the box of map at coordinates (c0 innermost, c1) into shared memory
+// at dst (1024-aligned for the 128B swizzle); its bytes complete_tx on bar
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const tmap_t *map,
+                                            uint32_t bar, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+               "complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
+               "l"((uint64_t)map), "r"(bar), "r"(c0), "r"(c1)
+               : "memory");
+}
+// the map's 128 bytes into the TMA unit's descriptor cache ahead of the
+// first copy
+__device__ __forceinline__ void tma_prefetch(const tmap_t *map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)map) : "memory");
 }
 // true once the phase of parity `parity` has completed
 __device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
@@ -388,7 +441,9 @@ __device__ __forceinline__ void store_tile(float (*acc)[NACC], __nv_bfloat16 *c,
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_bf16(const __nv_bfloat16 *__restrict__ a,
               const __nv_bfloat16 *__restrict__ b,
-              __nv_bfloat16 *__restrict__ c, long m, long n, long k) {
+              __nv_bfloat16 *__restrict__ c, long m, long n, long k,
+              const __grid_constant__ tmap_t tma_a,
+              const __grid_constant__ tmap_t tma_b) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   // the mbarriers first; then the stages: the 128B swizzle is a function of
   // address bits [4,10), so atoms start at 1024-byte shared addresses (the
@@ -401,23 +456,54 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   // PERSIST caps the grid at SMS blocks)
   const long tiles = ((m + TILE_M - 1) / TILE_M) * ((n + TILE_N - 1) / TILE_N);
   const int wg = threadIdx.x >> 7, wt = threadIdx.x & 127;
-  const int cw = wg - WS; // consumer warpgroup index (-1: the producer)
+  const int cw = wg - PRODUCER; // consumer warpgroup (-1: the producer)
   const bool vec = (k % 8 == 0) && (n % 8 == 0);
   const long ktiles = (k + TK - 1) / TK;
   long m0, n0;
   float acc[MI][NACC];
 
-#if WS
+#if PRODUCER
+  // TMA only where the executor could encode the maps (rows of 16-byte
+  // multiples); else the cp.async or element path below
+  const bool tma = TMA && vec;
   // full[s] at raw + 8s, empty[s] at raw + 8(STAGES + s); g counts k tiles
   // over all of the block's tiles, so the ring runs on across tiles and the
   // producer fills the next tile's first slots during the epilogue
-  if (threadIdx.x == 0)
+  if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) {
-      mbar_init(raw + 8 * s, 128);
+      mbar_init(raw + 8 * s, tma ? 1 : 128);
       mbar_init(raw + 8 * (STAGES + s), 128 * WGS);
     }
+    mbar_fence_init();
+  }
   __syncthreads();
   long g = 0;
+  if (cw < 0 && tma) {
+    // one thread issues every copy: per k tile g, slot g % STAGES once its
+    // empty phase of round g / STAGES - 1 completed (as below)
+    if (wt != 0)
+      return;
+    tma_prefetch(&tma_a);
+    tma_prefetch(&tma_b);
+    for (long t = blockIdx.x; t < tiles; t += gridDim.x) {
+      tile_origin(t, m, n, &m0, &n0);
+      for (long kt = 0; kt < ktiles; kt++, g++) {
+        const int s = (int)(g % STAGES);
+        const uint32_t full = raw + 8 * s;
+        while (!mbar_try_wait(raw + 8 * (STAGES + s),
+                              ((uint32_t)(g / STAGES) & 1) ^ 1))
+          ;
+        const uint32_t st = sbase + s * STAGE_BYTES;
+        mbar_expect_tx(full, STAGE_BYTES);
+        tma_load_2d(st, &tma_a, full, (int)(kt * TK), (int)m0);
+#pragma unroll
+        for (int j = 0; j < TILE_N / 64; j++)
+          tma_load_2d(st + A_BYTES + j * B_ATOM, &tma_b, full,
+                      (int)(n0 + 64 * j), (int)(kt * TK));
+      }
+    }
+    return;
+  }
   if (cw < 0) {
     // producer: k tile g into slot g % STAGES once the tile that used the
     // slot before retired (the empty phase of round g / STAGES - 1; a fresh
