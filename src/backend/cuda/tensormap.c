@@ -98,51 +98,12 @@ ks_code ks_tmap_parse_line(const char *text, const ks_task *task, int line,
   bool seen[4] = {false};
   ks_code rc = KS_OK;
   while (!rc) {
-    while (isspace((unsigned char)*p))
-      p++;
-    if (!*p)
+    char key[32], val[512];
+    bool paren = false, done = false;
+    rc = ks_header_next_kv(&p, line, "tensormap", SYNTAX, key, sizeof key, val,
+                           sizeof val, &paren, &done, err);
+    if (rc || done)
       break;
-    char key[32];
-    size_t kl = 0;
-    while (isalpha((unsigned char)*p) && kl + 1 < sizeof key)
-      key[kl++] = *p++;
-    key[kl] = 0;
-    if (*p != '=' || kl == 0) {
-      rc = ks_err_set(err, KS_ERR_INPUT,
-                      "line %d: cannot read \"%.60s\" in the tensormap line; "
-                      "expected %s",
-                      line, p, SYNTAX);
-      break;
-    }
-    p++;
-    char val[512];
-    size_t vl = 0;
-    bool paren = *p == '(';
-    if (paren) {
-      int depth = 0;
-      const char *q = p;
-      for (; *q; q++) {
-        if (*q == '(')
-          depth++;
-        else if (*q == ')' && --depth == 0)
-          break;
-      }
-      if (*q != ')') {
-        rc = ks_err_set(err, KS_ERR_INPUT,
-                        "line %d: %s=%.60s: unbalanced parentheses", line, key,
-                        p);
-        break;
-      }
-      vl = (size_t)(q - p - 1);
-      if (vl >= sizeof val)
-        vl = sizeof val - 1;
-      memcpy(val, p + 1, vl);
-      p = q + 1;
-    } else {
-      while (*p && !isspace((unsigned char)*p) && vl + 1 < sizeof val)
-        val[vl++] = *p++;
-    }
-    val[vl] = 0;
     static const char *const keys[] = {"of", "box", "swizzle", "view"};
     int k = -1;
     for (int i = 0; i < 4; i++)

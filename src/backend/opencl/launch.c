@@ -64,6 +64,58 @@ static ks_code parse_dims(const char *key, const char *val, ks_expr **out,
   return KS_OK;
 }
 
+ks_code ks_header_next_kv(const char **pp, int line, const char *what,
+                          const char *expected, char *key, size_t kn, char *val,
+                          size_t vn, bool *paren, bool *done, ks_err *err) {
+  const char *p = *pp;
+  *done = false;
+  while (isspace((unsigned char)*p))
+    p++;
+  if (!*p) {
+    *done = true;
+    *pp = p;
+    return KS_OK;
+  }
+  size_t kl = 0;
+  while (isalpha((unsigned char)*p) && kl + 1 < kn)
+    key[kl++] = *p++;
+  key[kl] = 0;
+  if (*p != '=' || kl == 0)
+    return ks_err_set(err, KS_ERR_INPUT,
+                      "line %d: cannot read \"%.60s\" in the %s line; "
+                      "expected %s",
+                      line, p, what, expected);
+  p++;
+  size_t vl = 0;
+  if (paren)
+    *paren = *p == '(';
+  if (*p == '(') { /* up to the matching parenthesis; spaces allowed */
+    int depth = 0;
+    const char *q = p;
+    for (; *q; q++) {
+      if (*q == '(')
+        depth++;
+      else if (*q == ')' && --depth == 0)
+        break;
+    }
+    if (*q != ')')
+      return ks_err_set(err, KS_ERR_INPUT,
+                        "line %d: %s=%.60s: unbalanced parentheses", line, key,
+                        p);
+    vl = (size_t)(q - p - 1);
+    if (vl >= vn)
+      vl = vn - 1;
+    memcpy(val, p + 1, vl);
+    p = q + 1;
+  } else { /* a bare token: kernel=NAME or global=rows*64 */
+    while (*p && !isspace((unsigned char)*p) && vl + 1 < vn)
+      val[vl++] = *p++;
+  }
+  val[vl] = 0;
+  *pp = p;
+  return KS_OK;
+}
+
 ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
                              int line, ks_launch *out, ks_err *err) {
   memset(out, 0, sizeof *out);
@@ -75,52 +127,15 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
   const char *p = text;
   ks_code rc = KS_OK;
   while (!rc) {
-    while (isspace((unsigned char)*p))
-      p++;
-    if (!*p)
+    char key[32], val[512];
+    bool done = false;
+    rc = ks_header_next_kv(&p, line, "launch",
+                           "kernel=NAME global=(...) local=(...) "
+                           "[scratch=(...)] (OpenCL) or kernel=NAME grid=(...) "
+                           "block=(...) [smem=(...)] (CUDA)",
+                           key, sizeof key, val, sizeof val, NULL, &done, err);
+    if (rc || done)
       break;
-    char key[32];
-    size_t kl = 0;
-    while (isalpha((unsigned char)*p) && kl + 1 < sizeof key)
-      key[kl++] = *p++;
-    key[kl] = 0;
-    if (*p != '=' || kl == 0) {
-      rc = ks_err_set(err, KS_ERR_INPUT,
-                      "line %d: cannot read \"%.60s\" in the launch line; "
-                      "expected kernel=NAME global=(...) local=(...) "
-                      "[scratch=(...)] (OpenCL) or kernel=NAME grid=(...) "
-                      "block=(...) [smem=(...)] (CUDA)",
-                      line, p);
-      break;
-    }
-    p++;
-    char val[512];
-    size_t vl = 0;
-    if (*p == '(') { /* up to the matching parenthesis; spaces allowed */
-      int depth = 0;
-      const char *q = p;
-      for (; *q; q++) {
-        if (*q == '(')
-          depth++;
-        else if (*q == ')' && --depth == 0)
-          break;
-      }
-      if (*q != ')') {
-        rc = ks_err_set(err, KS_ERR_INPUT,
-                        "line %d: %s=%.60s: unbalanced parentheses", line, key,
-                        p);
-        break;
-      }
-      vl = (size_t)(q - p - 1);
-      if (vl >= sizeof val)
-        vl = sizeof val - 1;
-      memcpy(val, p + 1, vl);
-      p = q + 1;
-    } else { /* a bare token: kernel=NAME or global=rows*64 */
-      while (*p && !isspace((unsigned char)*p) && vl + 1 < sizeof val)
-        val[vl++] = *p++;
-    }
-    val[vl] = 0;
     static const char *const keys[] = {"kernel", "global", "local", "scratch",
                                        "grid",   "block",  "smem"};
     int k = -1;

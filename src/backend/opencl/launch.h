@@ -53,6 +53,14 @@ typedef struct ks_launch_geom {
 } ks_launch_geom;
 
 /* Parses the text after `launch` of one header line into *out. */
+/* One KEY=VALUE of a header line (launch, tensormap) at *p, spaces before
+ * it skipped: VALUE runs to the matching parenthesis when it opens one
+ * (spaces allowed inside; *paren, when not NULL, says so), else it is a
+ * bare token. *done: nothing was left. Errors name the line, `what` line
+ * it is and the `expected` syntax. */
+ks_code ks_header_next_kv(const char **p, int line, const char *what,
+                          const char *expected, char *key, size_t kn, char *val,
+                          size_t vn, bool *paren, bool *done, ks_err *err);
 ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
                              int line, ks_launch *out, ks_err *err);
 /* Every `// ksearch: launch` line of a candidate source, in order. No launch
