@@ -123,12 +123,11 @@ err=$("$ks" run "$tmp/notpl" --out "$tmp/notpl-run3" 2>&1); rc=$?
 check "template declaring a parameter twice: exit 2" "$([[ $rc == 2 && $err == *twice* ]] && echo yes)" "exit $rc: $err"
 err=$(env -u KSEARCH_LLM_BASE_URL "$ks" run softmax --planner llm 2>&1); rc=$?
 check "--planner llm without an endpoint: exit 2 saying what to set" "$([[ $rc == 2 && $err == *--llm-base-url* ]] && echo yes)" "exit $rc: $err"
-rm -rf "$tmp"
 # a near tie that decides the next step is settled: the two candidates timed
 # beside each other both ways round, two evaluations of the budget, a fifth
 # of the budget at most, a "retime" event each; here every candidate is the
-# same kernel (two parameters the code never reads), so every step ties and
-# a settlement reads about 1; a resumed run counts what it already spent
+# same kernel (three parameters the code never reads), so a settlement reads
+# about 1; a resumed run counts what it already spent
 tt=$tmp/tietask
 mkdir -p "$tt/templates/c"
 cp "$here/tasks/softmax/task.json" "$here/tasks/softmax/reference.c" "$tt/"
@@ -137,20 +136,36 @@ cp "$here/tasks/softmax/task.json" "$here/tasks/softmax/reference.c" "$tt/"
   echo "// ksearch: family=same_kernel"
   echo "// ksearch: param PAD in 1,2,3,4"
   echo "// ksearch: param PAD2 in 1,2,3,4"
+  echo "// ksearch: param PAD3 in 1,2,3,4"
   sed 1,8d "$here/tasks/softmax/templates/c/online_two_pass.c" # defaults: #ifndef
 } >"$tt/templates/c/same.c"
-out=$("$ks" run "$tt" --budget 10 --finalists 0 --out "$tmp/tie" --json -q --min-time 0.02 2>"$tmp/tie.err"); rc=$?
-ev=$(python3 - "$tmp/tie/ksearch.db" <<'PY' 2>&1
+# Whether a step is a tie depends on the noise of the moment (identical
+# kernels' unpaired scores drift by more than the tolerance now and then),
+# so the run is tried up to 4 times for one that met a tie; the accounting
+# is asserted on every try.
+acct_ok=yes
+for try in 1 2 3 4; do
+  rm -rf "$tmp/tie"
+  out=$("$ks" run "$tt" --budget 20 --finalists 0 --workloads 1,4 --out "$tmp/tie" --json -q --min-time 0.02 2>"$tmp/tie.err"); rc=$?
+  ev=$(python3 - "$tmp/tie/ksearch.db" "$out" <<'PY' 2>&1
 import json, sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 rows = [json.loads(r[0]) for r in c.execute("select json from events where kind = 'retime'")]
-print(len(rows), " ".join("%.3f" % r["ratio"] for r in rows),
-      all(r["candidate"] != r["other"] and r["cost"] == 2 for r in rows))
+d = json.loads(sys.argv[2])
+acct = d["tie_settlements"] == len(rows) and d["evaluations"] + 2 * len(rows) == 20 and len(rows) <= 2
+print(len(rows), acct, all(r["candidate"] != r["other"] and r["cost"] == 2 and 0.75 < r["ratio"] < 1.33 for r in rows))
 PY
 )
-check "a tie near the best is settled: 1 of at most budget/5, the same kernel reads ~1 both ways ($ev)" "$([[ $rc == 0 && $(field 'd["tie_settlements"] == 1 and d["evaluations"] == 8' "$out") == True ]] && python3 -c "import sys; n,r,ok=sys.argv[1].split(); sys.exit(not (n == '1' and ok == 'True' and 0.9 < float(r) < 1.1))" "$ev" && echo yes)" "exit $rc: $out $(tail -3 "$tmp/tie.err")"
-out=$("$ks" run "$tt" --resume "$tmp/tie" --budget 12 --finalists 0 --json -q --min-time 0.02 2>&1); rc=$?
-check "resume counts the settlement already paid: 10 evaluations of a budget of 12" "$([[ $rc == 0 && $(field 'd["tie_settlements"] == 1 and d["evaluations"] == 10' "$out") == True ]] && echo yes)" "exit $rc: $out"
+  read -r n acct near <<<"$ev"
+  [[ $rc == 0 && $acct == True ]] || acct_ok="try $try: exit $rc, $ev: $out $(tail -3 "$tmp/tie.err")"
+  [[ ${n:-0} -ge 1 ]] && break
+done
+check "settlements cost 2 evaluations each, at most a fifth of the budget, one retime event each (every try)" "$acct_ok" "$acct_ok"
+check "a tie near the best is settled; the same kernel reads within 0.75-1.33 of itself both ways round (small workloads, a loaded CI machine) ($n settlements, try $try)" "$([[ ${n:-0} -ge 1 && $near == True ]] && echo yes)" "$ev"
+out=$("$ks" run "$tt" --resume "$tmp/tie" --budget 22 --finalists 0 --workloads 1,4 --json -q --min-time 0.02 2>&1); rc=$?
+n2=$(db "$tmp/tie/ksearch.db" "select count(*) from events where kind = 'retime'")
+check "resume counts the settlements already paid ($n2 in all): evaluations + 2 x settlements = 22" "$([[ $rc == 0 && $(field "d['tie_settlements'] == $n2 and d['evaluations'] + 2 * $n2 == 22" "$out") == True ]] && echo yes)" "exit $rc: $out"
 
+rm -rf "$tmp"
 echo "search: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
