@@ -11,6 +11,7 @@
 #include "eval/candidate.h"
 #include "util/util.h"
 
+#include <jansson.h>
 #include <limits.h>
 
 typedef struct ks_artifact {
@@ -126,5 +127,8 @@ const ks_backend_i *ks_backend_get(const char *name);
 int ks_backend_count(void);
 const ks_backend_i *ks_backend_at(int i);
 void ks_artifact_free(ks_artifact *a);
+/* A build's JSON (artifact.json, a build request) written whole: indented,
+ * keys sorted, through ks_write_file_atomic. */
+ks_code ks_artifact_write_json(const char *path, json_t *j, ks_err *err);
 
 #endif

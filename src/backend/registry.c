@@ -1,6 +1,8 @@
-/* registry.c — the list of backends. One line per backend. */
+/* registry.c — the list of backends (one line per backend) and the small
+ * helpers every backend shares. */
 #include "backend/backend.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 extern const ks_backend_i ks_backend_c;
@@ -43,4 +45,13 @@ bool ks_backend_device_buffers(const ks_backend_i *be) {
 bool ks_backend_device_probe(const ks_backend_i *be) {
   return be->probe_move || (be->executor_probes && be->executor_argv &&
                             ks_backend_device_class(be) == KS_DEV_GPU);
+}
+
+ks_code ks_artifact_write_json(const char *path, json_t *j, ks_err *err) {
+  char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+  if (!text)
+    return ks_err_set(err, KS_ERR_NOMEM, "%s: cannot format JSON", path);
+  ks_code rc = ks_write_file_atomic(path, text, strlen(text), err);
+  free(text);
+  return rc;
 }

@@ -107,15 +107,6 @@ static ks_code plan_for_task(const ks_task *task, const ks_candidate *cand,
   return rc;
 }
 
-static ks_code write_json(const char *path, json_t *j, ks_err *err) {
-  char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-  if (!text)
-    return ks_err_set(err, KS_ERR_NOMEM, "%s: cannot format JSON", path);
-  ks_code rc = ks_write_file_atomic(path, text, strlen(text), err);
-  free(text);
-  return rc;
-}
-
 /* ---- parent side: build */
 
 ks_code ks_cuda_build(const ks_task *task, const ks_candidate *cand,
@@ -204,7 +195,7 @@ ks_code ks_cuda_build(const ks_task *task, const ks_candidate *cand,
                   CUDA_FORMAT, "identity", identity, "arch", arch, "entry",
                   cand->entry, "cubin", "candidate.cubin", "support", support,
                   "launch", jl, "params", params, "tensormap", jt);
-    rc = write_json(out->path, j, err);
+    rc = ks_artifact_write_json(out->path, j, err);
     json_decref(j);
   }
 done:

@@ -13,53 +13,19 @@
   "tensormap NAME of=BUFFER box=(E0, E1) [swizzle=0|32|64|128] "               \
   "[view=(D0, D1)]"
 
-/* Splits "a, max(b,c), d" at depth-0 commas into at most KS_TMAP_RANK
- * parsed expressions. Returns the count, -1 on an empty part or too many. */
+/* "a, max(b,c), d": at most KS_TMAP_RANK expressions (launch.h). Returns
+ * the count, -1 with the reason in err. */
 static int split_exprs(const char *s, ks_expr **out, int line, const char *key,
                        ks_err *err) {
-  int n = 0, depth = 0;
-  char part[256];
-  size_t len = 0;
-  for (const char *p = s;; p++) {
-    if (*p == 0 || (*p == ',' && depth == 0)) {
-      part[len] = 0;
-      const char *t = part;
-      while (isspace((unsigned char)*t))
-        t++;
-      if (!*t || n >= KS_TMAP_RANK) {
-        ks_err_set(err, KS_ERR_INPUT,
-                   "line %d: %s=(%s): expected 1 to %d comma-separated "
-                   "sizes, innermost first (%s)",
-                   line, key, s, KS_TMAP_RANK, SYNTAX);
-        goto fail;
-      }
-      if (ks_expr_parse(t, NULL, 0, &out[n], err)) {
-        ks_err_prefix(err, "line %d: %s: ", line, key);
-        goto fail;
-      }
-      n++;
-      len = 0;
-      if (*p == 0)
-        return n;
-      continue;
-    }
-    if (*p == '(')
-      depth++;
-    else if (*p == ')')
-      depth--;
-    if (len + 1 >= sizeof part) {
-      ks_err_set(err, KS_ERR_INPUT, "line %d: %s=(...): a size is too long",
-                 line, key);
-      goto fail;
-    }
-    part[len++] = *p;
-  }
-fail:
-  for (int i = 0; i < n; i++) {
-    ks_expr_free(out[i]);
-    out[i] = NULL;
-  }
-  return -1;
+  int n = ks_header_parse_exprs(s, KS_TMAP_RANK, out, err);
+  if (n == -2)
+    ks_err_prefix(err, "line %d: %s: ", line, key);
+  else if (n < 0)
+    ks_err_set(err, KS_ERR_INPUT,
+               "line %d: %s=(%s): expected 1 to %d comma-separated sizes "
+               "(each under 256 characters), innermost first (%s)",
+               line, key, s, KS_TMAP_RANK, SYNTAX);
+  return n < 0 ? -1 : n;
 }
 
 static void free_one(ks_tmap *m) {

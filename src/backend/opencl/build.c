@@ -146,15 +146,6 @@ static json_t *params_json(const plan_info *pi) {
   return o;
 }
 
-static ks_code write_json(const char *path, json_t *j, ks_err *err) {
-  char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-  if (!text)
-    return ks_err_set(err, KS_ERR_NOMEM, "%s: cannot format JSON", path);
-  ks_code rc = ks_write_file_atomic(path, text, strlen(text), err);
-  free(text);
-  return rc;
-}
-
 /* One run of `ksearch-runner --opencl-build` with its two passes (tool.c):
  * writes the request and classifies how the child ended (0 built, 1 the
  * candidate's fault, 3 the environment). The compiler's output goes to
@@ -189,7 +180,7 @@ static ks_code build_child(const ks_task *task, const plan_info *pi,
                         src, "options", opts, "specialize", spec[0], spec[1],
                         "identity", dev->identity, "out", bin[0], bin[1],
                         "pocl_cache", pcache, "kernels", kernels);
-  ks_code rc = write_json(req, j, err);
+  ks_code rc = ks_artifact_write_json(req, j, err);
   json_decref(j);
   if (rc)
     return rc;
@@ -321,7 +312,7 @@ ks_code ks_ocl_build(const ks_task *task, const ks_candidate *cand,
                   KS_OCL_FORMAT, "binaries", k_bin_names[0], k_bin_names[1],
                   "identity", dev.identity, "entry", cand->entry, "launch",
                   lines, "params", params_json(pi), "scratch", pi->scratch);
-    rc = write_json(out->path, j, err);
+    rc = ks_artifact_write_json(out->path, j, err);
     json_decref(j);
   }
 done:

@@ -10,22 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Splits "a, max(b,c), d" at depth-0 commas into at most 3 parts. Returns
- * the count, -1 when there are more than 3 or a part is empty. */
-static int split_dims(const char *s, char parts[3][256]) {
-  int n = 0, depth = 0;
+int ks_header_parse_exprs(const char *s, int max, ks_expr **out, ks_err *err) {
+  int n = 0, depth = 0, rc = -1;
+  char part[256];
   size_t len = 0;
   for (const char *p = s;; p++) {
     if (*p == 0 || (*p == ',' && depth == 0)) {
-      if (n >= 3)
-        return -1;
-      parts[n][len] = 0;
-      char *t = parts[n];
+      part[len] = 0;
+      const char *t = part;
       while (isspace((unsigned char)*t))
         t++;
-      if (!*t)
-        return -1;
-      memmove(parts[n], t, strlen(t) + 1);
+      if (!*t || n >= max)
+        goto fail;
+      if (ks_expr_parse(t, NULL, 0, &out[n], err)) {
+        rc = -2;
+        goto fail;
+      }
       n++;
       len = 0;
       if (*p == 0)
@@ -36,30 +36,28 @@ static int split_dims(const char *s, char parts[3][256]) {
       depth++;
     else if (*p == ')')
       depth--;
-    if (len + 1 >= 256)
-      return -1;
-    parts[n < 3 ? n : 2][len++] = *p;
+    if (len + 1 >= sizeof part)
+      goto fail;
+    part[len++] = *p;
   }
+fail:
+  for (int i = 0; i < n; i++) {
+    ks_expr_free(out[i]);
+    out[i] = NULL;
+  }
+  return rc;
 }
 
 static ks_code parse_dims(const char *key, const char *val, ks_expr **out,
                           int *dims, int line, ks_err *err) {
-  char parts[3][256];
-  int n = split_dims(val, parts);
+  int n = ks_header_parse_exprs(val, 3, out, err);
+  if (n == -2)
+    return ks_err_prefix(err, "line %d: %s: ", line, key);
   if (n < 1)
     return ks_err_set(err, KS_ERR_INPUT,
                       "line %d: %s=(%s): expected 1 to 3 comma-separated "
                       "sizes, e.g. %s=(rows*LOCAL) or %s=(cols, rows)",
                       line, key, val, key, key);
-  for (int i = 0; i < n; i++) {
-    if (ks_expr_parse(parts[i], NULL, 0, &out[i], err)) {
-      for (int j = 0; j < i; j++) {
-        ks_expr_free(out[j]);
-        out[j] = NULL;
-      }
-      return ks_err_prefix(err, "line %d: %s: ", line, key);
-    }
-  }
   *dims = n;
   return KS_OK;
 }

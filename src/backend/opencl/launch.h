@@ -53,6 +53,12 @@ typedef struct ks_launch_geom {
 } ks_launch_geom;
 
 /* Parses the text after `launch` of one header line into *out. */
+/* The depth-0 comma-separated parts of "a, max(b,c), d" parsed as
+ * expressions into out (at most max). Returns the count; -1 when a part is
+ * empty or longer than 255 bytes or there are more than max (err untouched);
+ * -2 when a part is no expression (err says why). Nothing is kept on
+ * failure. */
+int ks_header_parse_exprs(const char *s, int max, ks_expr **out, ks_err *err);
 /* One KEY=VALUE of a header line (launch, tensormap) at *p, spaces before
  * it skipped: VALUE runs to the matching parenthesis when it opens one
  * (spaces allowed inside; *paren, when not NULL, says so), else it is a
