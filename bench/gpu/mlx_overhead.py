@@ -10,6 +10,12 @@ defaults), each (a) called and synchronized one at a time, as the executor
 times them (min over reps), and (b) REPS calls queued, one synchronize at
 the end (per-call mean: the launch overhead hidden), plus (c) the Python
 side alone (the call without mx.eval). Prints one JSON line per kernel.
+Besides the templates: a one-thread cuda_kernel (the fixed cost of a
+custom kernel: launch, graph commit, synchronize), a float4 copy as a
+cuda_kernel, and mx.abs (MLX's own elementwise op over the same bytes), so
+that the fixed cost and the bandwidth of the custom-kernel path can be told
+apart. Run it again with MLX_USE_CUDA_GRAPHS=0 to see what MLX's graph
+capture (cudaGraphExecUpdate or instantiate per commit) adds.
 """
 
 import argparse
@@ -69,8 +75,25 @@ def main():
     x = mx.random.normal((a.rows, a.cols))
     w = mx.random.normal((a.cols,))
     mx.eval(x, w)
+    print(json.dumps({"rows": a.rows, "cols": a.cols, "mlx": mx.__version__,
+                      "cuda_graphs": os.environ.get("MLX_USE_CUDA_GRAPHS", "default")}), flush=True)
     axes = {"rows": a.rows, "cols": a.cols}
     nbytes = 2 * a.rows * a.cols * 4
+    empty = mx.fast.cuda_kernel(
+        name="ks_empty", input_names=["inp"], output_names=["out"],
+        source="if (threadIdx.x == 0 && blockIdx.x == 0) out[0] = inp[0];")
+    measure("cuda_kernel one thread", lambda: empty(
+        inputs=[x], grid=(1, 1, 1), threadgroup=(1, 1, 1), output_shapes=[(1,)],
+        output_dtypes=[mx.float32])[0], a.reps, 8)
+    n4 = a.rows * a.cols // 4
+    copy = mx.fast.cuda_kernel(
+        name="ks_copy4", input_names=["inp"], output_names=["out"],
+        source="size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+               "if (i < N4) ((float4 *)out)[i] = ((const float4 *)inp)[i];")
+    measure("cuda_kernel float4 copy", lambda: copy(
+        inputs=[x], template=[("N4", n4)], grid=(n4, 1, 1), threadgroup=(256, 1, 1),
+        output_shapes=[x.shape], output_dtypes=[mx.float32])[0], a.reps, nbytes)
+    measure("mx.abs", lambda: mx.abs(x), a.reps, nbytes)
     for name in ("vec_row", "block_row"):
         f = template("softmax", name)
         measure("softmax " + name, lambda f=f: f([x], axes, {})[0], a.reps, nbytes)
