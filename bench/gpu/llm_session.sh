@@ -48,7 +48,8 @@ fi
 if [[ -n ${REPLAY_FROM:-} ]]; then
   # replay only: a cache recorded elsewhere (e.g. an earlier call's
   # OUTDIR/cache), no server at all; an answer the cache lacks fails the call
-  # (exit 3), so this shows whether the prompts came out the same here
+  # (exit 3); with CACHE_MATCH=order (the default here) a request that
+# differs from the recorded ones takes the next recorded answer of its kind
   cp -r "$REPLAY_FROM" "$work/cache"
   port=9
   server=
@@ -67,7 +68,9 @@ fi
 args=(rmsnorm --backend "$backend" --planner llm --llm-model fake-model
   --llm-base-url "http://127.0.0.1:$port/v1" --llm-cache "$work/cache"
   --attempts 2 --budget "${BUDGET:-8}" --time "${SESSION_TIME:-150}" --seeds 1 --min-time 0.05 --json)
-[[ -n ${REPLAY_FROM:-} ]] && args+=(--llm-retries 0)
+# a recording from another machine: its prompts quote that machine's
+# measurements, so a miss takes the next recorded answer of its kind
+[[ -n ${REPLAY_FROM:-} ]] && args+=(--llm-retries 0 --llm-cache-match "${CACHE_MATCH:-order}")
 cmd="$ks run ${args[*]} --out $work/run"
 log "session: $cmd${REPLAY_FROM:+ (replaying $REPLAY_FROM)}"
 t0=$(date +%s.%N)
@@ -94,7 +97,7 @@ if [[ -n $best && -f $best ]]; then
   log "best/ on its own: exit $? $(python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));print(d["status"], "score %.3f" % d["score"])' "$out/best_eval.json" 2>&1)"
 fi
 cp "$work/run/world_model.json" "$out/" 2>/dev/null
-commit=${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
+commit=${COMMIT:-${KS_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}}
 
 python3 - "$work/run/ksearch.db" "$work/replay/ksearch.db" "$out" "$commit" "$cmd" "$rc" "$rrc" "$backend" <<'EOF'
 import json, sqlite3, sys

@@ -85,6 +85,15 @@ static const char k_usage[] =
     "none)\n"
     "  --llm-cache DIR         answer identical requests from DIR (offline "
     "replay)\n"
+    "  --llm-cache-match M     exact (default): only an equal request is "
+    "answered\n"
+    "                          from DIR; order: a request no recorded one "
+    "equals takes\n"
+    "                          the next unused recorded answer of its prompt "
+    "kind (a\n"
+    "                          recording replayed on another machine, whose "
+    "prompts\n"
+    "                          quote that machine's measurements)\n"
     "  --llm-stream            stream answers (server-sent events)\n"
     "  --llm-retries N         retries on 429, 5xx and timeouts (default "
     "4)\n";
@@ -193,6 +202,7 @@ int ks_cmd_run(int argc, char **argv) {
       {"llm-cache", required_argument, 0, 1009},
       {"llm-stream", no_argument, 0, 1010},
       {"llm-retries", required_argument, 0, 1011},
+      {"llm-cache-match", required_argument, 0, 1012},
       {"seed-cuda", required_argument, 0, 1100},
       {"seed-from", required_argument, 0, 1101},
       {"device", required_argument, 0, 1200},
@@ -309,6 +319,7 @@ int ks_cmd_run(int argc, char **argv) {
       json_object_set_new(llm, "stream", json_true());
       break;
     case 1011: LLM_NUM("retries", 0, 20)
+    case 1012: LLM_STR("cache_match")
     case 1100: /* any planner: the analyzer's concepts seed its plans */
       json_object_set_new(llm, "seed_cuda", json_string(optarg));
       break;

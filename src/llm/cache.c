@@ -8,12 +8,18 @@
  * the answers of the first. So are the lines naming this machine (its
  * device, threads): a cache recorded on one machine replays on another. Files
  * are written atomically (temp + rename); a damaged file is a miss, never an
- * error. */
+ * error. What masking cannot make equal (a prompt that quotes the other
+ * machine's roofline, a workload classed latency-bound there) is what
+ * order-matched replay is for: a miss takes the next recorded answer of the
+ * same prompt kind, as a scripted server would give it. */
 #include "llm/llm.h"
 #include "util/util.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 void ks_llm_cache_key(const json_t *request, char out[33]) {
   json_t *k = json_object();
@@ -49,8 +55,39 @@ void ks_llm_cache_key(const json_t *request, char out[33]) {
   out[32] = 0;
 }
 
+/* recording order across the runs of one recording (resumes included) */
+static int64_t wall_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void entry_path(const char *dir, const char *key, char *out, size_t n) {
   snprintf(out, n, "%s/%s.json", dir, key);
+}
+
+/* The answer of a loaded entry into *out; false (logged) when unreadable. */
+static bool entry_answer(const char *path, json_t *j, const char *why,
+                         ks_llm_reply *out) {
+  json_t *a = json_object_get(j, "answer");
+  const char *t = json_string_value(json_object_get(a, "text"));
+  const char *o = json_string_value(json_object_get(a, "outcome"));
+  ks_llm_outcome oc;
+  if (!t || !o || !ks_llm_outcome_parse(o, &oc)) {
+    ks_log(KS_LOG_INFO, "llm cache: %s is unreadable (%s); asking the server",
+           path, j ? "no answer.text or answer.outcome" : why);
+    return false;
+  }
+  out->text = ks_strdup(t);
+  out->outcome = oc;
+  json_t *pt = json_object_get(a, "prompt_tokens");
+  json_t *ct = json_object_get(a, "completion_tokens");
+  out->prompt_tokens = json_is_integer(pt) ? json_integer_value(pt) : 0;
+  out->completion_tokens = json_is_integer(ct) ? json_integer_value(ct) : 0;
+  const char *f = json_string_value(json_object_get(a, "finish_reason"));
+  ks_strlcpy(out->finish_reason, f ? f : "", sizeof out->finish_reason);
+  out->from_cache = true;
+  return true;
 }
 
 void ks_llm_cache_get(const char *dir, const char *key, bool *hit,
@@ -63,27 +100,84 @@ void ks_llm_cache_get(const char *dir, const char *key, bool *hit,
     return;
   json_error_t je;
   json_t *j = json_load_file(path, 0, &je);
-  json_t *a = json_object_get(j, "answer");
-  const char *t = json_string_value(json_object_get(a, "text"));
-  const char *o = json_string_value(json_object_get(a, "outcome"));
-  ks_llm_outcome oc;
-  if (!t || !o || !ks_llm_outcome_parse(o, &oc)) {
-    ks_log(KS_LOG_INFO, "llm cache: %s is unreadable (%s); asking the server",
-           path, j ? "no answer.text or answer.outcome" : je.text);
-    json_decref(j);
+  *hit = entry_answer(path, j, je.text, out);
+  json_decref(j);
+}
+
+void ks_llm_prompt_kind(const json_t *request, char *out, size_t n) {
+  out[0] = 0;
+  json_t *msgs = json_object_get(request, "messages");
+  for (size_t i = json_array_size(msgs); i-- > 0;) {
+    json_t *m = json_array_get(msgs, i);
+    const char *role = json_string_value(json_object_get(m, "role"));
+    const char *c = json_string_value(json_object_get(m, "content"));
+    if (!role || strcmp(role, "user") || !c)
+      continue;
+    const char *k = strstr(c, "(ksearch prompt: ");
+    if (k) {
+      k += strlen("(ksearch prompt: ");
+      size_t len = strcspn(k, ")\n");
+      if (len >= n)
+        len = n - 1;
+      memcpy(out, k, len);
+      out[len] = 0;
+    }
     return;
   }
-  out->text = ks_strdup(t);
-  out->outcome = oc;
-  json_t *pt = json_object_get(a, "prompt_tokens");
-  json_t *ct = json_object_get(a, "completion_tokens");
-  out->prompt_tokens = json_is_integer(pt) ? json_integer_value(pt) : 0;
-  out->completion_tokens = json_is_integer(ct) ? json_integer_value(ct) : 0;
-  const char *f = json_string_value(json_object_get(a, "finish_reason"));
-  ks_strlcpy(out->finish_reason, f ? f : "", sizeof out->finish_reason);
-  out->from_cache = true;
-  *hit = true;
+}
+
+void ks_llm_cache_get_next(const char *dir, const json_t *request, json_t *used,
+                           char key_out[33], bool *hit, ks_llm_reply *out) {
+  *hit = false;
+  memset(out, 0, sizeof *out);
+  key_out[0] = 0;
+  char want[64], kind[64];
+  ks_llm_prompt_kind(request, want, sizeof want);
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *e;
+  char best[2048] = "";
+  double best_t = 0;
+  while ((e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    if (len != 37 || strcmp(e->d_name + 32, ".json"))
+      continue;
+    char key[33];
+    memcpy(key, e->d_name, 32);
+    key[32] = 0;
+    if (json_object_get(used, key))
+      continue;
+    char path[2048];
+    entry_path(dir, key, path, sizeof path);
+    json_t *j = json_load_file(path, 0, NULL);
+    if (!j)
+      continue;
+    ks_llm_prompt_kind(json_object_get(j, "request"), kind, sizeof kind);
+    json_t *rn = json_object_get(j, "recorded_ns");
+    double t;
+    struct stat st;
+    if (json_is_integer(rn))
+      t = (double)json_integer_value(rn);
+    else if (!stat(path, &st))
+      t = (double)st.st_mtim.tv_sec * 1e9 + (double)st.st_mtim.tv_nsec;
+    else
+      t = 0;
+    json_decref(j);
+    if (strcmp(kind, want) || (best[0] && t >= best_t))
+      continue;
+    ks_strlcpy(best, path, sizeof best);
+    memcpy(key_out, key, 33);
+    best_t = t;
+  }
+  closedir(d);
+  if (!best[0])
+    return;
+  json_error_t je;
+  json_t *j = json_load_file(best, 0, &je);
+  *hit = entry_answer(best, j, je.text, out);
   json_decref(j);
+  json_object_set_new(used, key_out, json_true());
 }
 
 ks_code ks_llm_cache_put(const char *dir, const char *key,
@@ -93,8 +187,9 @@ ks_code ks_llm_cache_put(const char *dir, const char *key,
   if (rc)
     return ks_err_prefix(err, "--llm-cache %s: ", dir);
   json_t *j = json_pack(
-      "{s:i, s:s, s:O, s:{s:s, s:s, s:I, s:I, s:s}}", "version", 1, "key", key,
-      "request", request, "answer", "text", r->text ? r->text : "", "outcome",
+      "{s:i, s:s, s:I, s:O, s:{s:s, s:s, s:I, s:I, s:s}}", "version", 1, "key",
+      key, "recorded_ns", (json_int_t)wall_ns(), "request", request, "answer",
+      "text", r->text ? r->text : "", "outcome",
       ks_llm_outcome_name(r->outcome), "prompt_tokens",
       (json_int_t)r->prompt_tokens, "completion_tokens",
       (json_int_t)r->completion_tokens, "finish_reason", r->finish_reason);

@@ -25,6 +25,7 @@ struct ks_llm {
   pthread_mutex_t mu; /* tokens, rng, store */
   int64_t used;
   ks_rng rng;
+  json_t *replayed; /* cache entries that answered (order-matched replay) */
 };
 
 static const char *const k_outcomes[] = {"answer", "empty", "truncated",
@@ -65,6 +66,7 @@ ks_code ks_llm_new(const ks_llm_config *cfg, struct ks_store *store,
     c->key = ks_strdup(k);
   ks_llm_gate_init(&c->gate, cfg->max_inflight);
   pthread_mutex_init(&c->mu, NULL);
+  c->replayed = json_object();
   ks_rng_seed(&c->rng, (uint64_t)ks_now_ns(), 0x11a);
   *out = c;
   return KS_OK;
@@ -78,6 +80,7 @@ void ks_llm_free(ks_llm *c) {
     free(c->key);
   }
   ks_llm_gate_destroy(&c->gate);
+  json_decref(c->replayed);
   pthread_mutex_destroy(&c->mu);
   free(c);
 }
@@ -487,9 +490,28 @@ ks_code ks_llm_chat(ks_llm *c, const char *purpose, bool coder,
   if (c->cfg.cache_dir[0]) {
     ks_llm_cache_key(req, key);
     ks_llm_cache_get(c->cfg.cache_dir, key, &hit, out);
-    if (hit)
+    if (hit) {
       record(c, purpose, model, req_text, out->text, "cache_hit",
              out->prompt_tokens, out->completion_tokens, 0);
+      pthread_mutex_lock(&c->mu);
+      json_object_set_new(c->replayed, key, json_true());
+      pthread_mutex_unlock(&c->mu);
+    } else if (c->cfg.cache_by_order) {
+      char got[33];
+      pthread_mutex_lock(&c->mu);
+      ks_llm_cache_get_next(c->cfg.cache_dir, req, c->replayed, got, &hit, out);
+      pthread_mutex_unlock(&c->mu);
+      if (hit) {
+        char kind[64];
+        ks_llm_prompt_kind(req, kind, sizeof kind);
+        ks_log(KS_LOG_INFO,
+               "llm %s: no recorded request equals this %s prompt; "
+               "answered by order with %s.json (--llm-cache-match order)",
+               purpose, kind[0] ? kind : "unlabelled", got);
+        record(c, purpose, model, req_text, out->text, "cache_order",
+               out->prompt_tokens, out->completion_tokens, 0);
+      }
+    }
   }
   char why[1024] = "";
   for (int t = 0; !hit; t++) {

@@ -62,7 +62,17 @@ ks_code ks_llm_config_from_json(const json_t *opts, ks_llm_config *c,
       rc = str(v, key, c->reasoning_effort, sizeof c->reasoning_effort, err);
     else if (!strcmp(key, "cache"))
       rc = str(v, key, c->cache_dir, sizeof c->cache_dir, err);
-    else if (!strcmp(key, "temperature")) {
+    else if (!strcmp(key, "cache_match")) {
+      const char *m = json_string_value(v);
+      if (!m || (strcmp(m, "exact") && strcmp(m, "order")))
+        rc = ks_err_set(err, KS_ERR_INPUT,
+                        "llm option cache_match: expected \"exact\" (a "
+                        "recorded answer for an equal request only) or "
+                        "\"order\" (else the next recorded answer of the "
+                        "same prompt kind)");
+      else
+        c->cache_by_order = !strcmp(m, "order");
+    } else if (!strcmp(key, "temperature")) {
       if (!(rc = num(v, key, 0, 2, &d, err)))
         c->temperature = d;
     } else if (!strcmp(key, "max_tokens")) {
@@ -100,8 +110,8 @@ ks_code ks_llm_config_from_json(const json_t *opts, ks_llm_config *c,
                       "llm option %s: unknown; known options are base_url, "
                       "model, coder_model, temperature, max_tokens, "
                       "reasoning_effort, timeout, max_inflight, token_budget, "
-                      "cache, stream, retries, backoff_base, backoff_max, "
-                      "max_answer_bytes",
+                      "cache, cache_match, stream, retries, backoff_base, "
+                      "backoff_max, max_answer_bytes",
                       key);
     }
     if (rc)

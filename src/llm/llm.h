@@ -49,6 +49,8 @@ typedef struct ks_llm_config {
   int max_inflight;          /* requests in flight at once, >= 1 */
   int64_t token_budget;      /* prompt + completion tokens; 0 = none */
   char cache_dir[1024];      /* "" = no call cache */
+  bool cache_by_order;       /* a miss takes the next recorded answer of
+                                the same prompt kind (cache_match "order") */
   bool stream;               /* SSE streaming */
   int max_retries;           /* retries after the first try */
   double backoff_base_s, backoff_max_s;
@@ -169,8 +171,20 @@ void ks_llm_cache_key(const json_t *request, char out[33]);
  * (logged), never an error. */
 void ks_llm_cache_get(const char *dir, const char *key, bool *hit,
                       ks_llm_reply *out);
+/* Order-matched replay (`--llm-cache-match order`): a request that no
+ * recorded one equals takes the earliest recorded answer of the same prompt
+ * kind ("(ksearch prompt: KIND)" in the last user message) that has not
+ * answered yet, by recording time (the entry's recorded_ns, else its file's
+ * mtime). used: an object whose keys are the entries that answered already
+ * (exact hits are added by the caller). *hit, *out and key_out (the entry's
+ * key) as ks_llm_cache_get. For a recording replayed on another machine,
+ * whose prompts quote that machine's measurements, so differ. */
+void ks_llm_cache_get_next(const char *dir, const json_t *request, json_t *used,
+                           char key_out[33], bool *hit, ks_llm_reply *out);
+/* The prompt kind of a request ("init", "refine", ...; "" when none). */
+void ks_llm_prompt_kind(const json_t *request, char *out, size_t n);
 /* Writes dir/<key>.json atomically: the request and the answer (its text
- * redacted by the caller). */
+ * redacted by the caller), with the time it was recorded. */
 ks_code ks_llm_cache_put(const char *dir, const char *key,
                          const json_t *request, const ks_llm_reply *r,
                          ks_err *err);

@@ -6,7 +6,8 @@
 # reference, through a 429 with Retry-After, a 500, an invalid world model, a
 # compile error, a primitive-check rejection, empty, cut, refused, invalid
 # UTF-8 and 2 MB answers; the same run replayed offline from --llm-cache with
-# the server stopped; a streamed run with a timeout, a slow stream and a cut
+# the server stopped, and from a copy whose keys match nothing with
+# --llm-cache-match order; a streamed run with a timeout, a slow stream and a cut
 # stream; the token budget; a bad key; a missing endpoint. The API key never
 # reaches the run folder, the cache or the logs.
 set -u
@@ -105,6 +106,30 @@ hits=$(db "$tmp/replay/ksearch.db" "select group_concat(distinct status) from ll
 check "offline replay from --llm-cache with the server stopped" \
   "$([[ $rc == 0 && $statuses2 == "$statuses" && $hits == cache_hit ]] && echo yes)" "exit $rc: $statuses2 / $hits / ${out:0:300}"
 check "the replay ends with the same faster kernel" "$([[ $(field '"yes" if d["best"]["score"] > 1 else "no"' "$out") == yes ]] && echo yes)" "${out:0:300}"
+
+# ---- a recording whose prompts no longer match (another machine quotes
+# other measurements): every entry under another key. Exact matching finds
+# nothing (exit 3, nothing asked of a network); --llm-cache-match order
+# answers each request with the next recorded answer of its prompt kind and
+# evaluates the same candidates
+mkdir -p "$tmp/cache-other"
+for f in "$tmp"/cache/*.json; do
+  k=$(basename "$f" .json)
+  cp -p "$f" "$tmp/cache-other/$(printf '%s' "x$k" | md5sum | cut -c1-32).json"
+done
+"$ks" run softmax "${common[@]}" -q --budget 6 --out "$tmp/replay-exact" \
+  --llm-base-url http://127.0.0.1:9/v1 --llm-cache "$tmp/cache-other" --llm-retries 0 >/dev/null 2>"$tmp/exact.err"
+rc=$?
+check "a recording with other prompts: exact matching misses (exit 3)" "$([[ $rc == 3 ]] && echo yes)" "exit $rc $(tail -2 "$tmp/exact.err")"
+out=$("$ks" run softmax "${common[@]}" -q --budget 6 --out "$tmp/replay-order" \
+  --llm-base-url http://127.0.0.1:9/v1 --llm-cache "$tmp/cache-other" --llm-cache-match order --llm-retries 0 2>"$tmp/order.err"); rc=$?
+statuses3=$(db "$tmp/replay-order/ksearch.db" "select group_concat(status) from (select status from evaluations order by id)")
+kinds=$(db "$tmp/replay-order/ksearch.db" "select group_concat(distinct status) from llm_calls")
+check "--llm-cache-match order replays it: same candidates, every answer by order" \
+  "$([[ $rc == 0 && $statuses3 == "$statuses" && $kinds == cache_order ]] && echo yes)" "exit $rc: $statuses3 / $kinds / $(tail -3 "$tmp/order.err")"
+"$ks" run softmax "${common[@]}" -q --budget 1 --out "$tmp/bad-match" --llm-base-url "$url" --llm-cache-match fuzzy >/dev/null 2>"$tmp/bad.err"
+rc=$?
+check "a bad --llm-cache-match is exit 2 naming the choices" "$([[ $rc == 2 ]] && grep -q '"order"' "$tmp/bad.err" && echo yes)" "exit $rc $(cat "$tmp/bad.err")"
 
 # ---- streaming: a timeout, a slow stream, a stream cut mid-JSON
 log=$tmp/stream.log

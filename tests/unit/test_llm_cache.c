@@ -168,3 +168,63 @@ Test(llm_cache, key_ignores_the_machine_lines) {
   cr_assert_str_eq(m, "x\ndevice: #\nmeasured on this device#");
   free(m);
 }
+
+/* Order-matched replay: a request no recorded one equals takes the earliest
+ * unused recorded answer of its prompt kind; other kinds, and answers that
+ * were given already, are passed over; none left is a miss. */
+Test(llm_cache, order_match_takes_the_next_answer_of_the_kind) {
+  char dir[] = "/tmp/ksearch-llm-order-test.XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  const char *prompts[] = {"(ksearch prompt: init)\nplan rows=8",
+                           "(ksearch prompt: code)\nwrite it, 1",
+                           "(ksearch prompt: code)\nwrite it, 2",
+                           "(ksearch prompt: refine)\nscore 3"};
+  const char *answers[] = {"plan", "kernel one", "kernel two", "edits"};
+  char keys[4][33];
+  ks_err err;
+  for (int i = 0; i < 4; i++) {
+    json_t *r = req("m", prompts[i], -1);
+    ks_llm_cache_key(r, keys[i]);
+    ks_llm_reply a = {0};
+    a.text = (char *)answers[i];
+    cr_assert_eq(ks_llm_cache_put(dir, keys[i], r, &a, &err), KS_OK, "%s",
+                 err.msg);
+    json_decref(r);
+    usleep(2000); /* recorded_ns apart */
+  }
+  json_t *used = json_object();
+  char got_key[33];
+  bool hit;
+  ks_llm_reply got;
+  /* another machine's code prompts: the two code answers, in their order */
+  json_t *r = req("m", "(ksearch prompt: code)\nwrite it, on an H200", -1);
+  char kind[64];
+  ks_llm_prompt_kind(r, kind, sizeof kind);
+  cr_assert_str_eq(kind, "code");
+  ks_llm_cache_get_next(dir, r, used, got_key, &hit, &got);
+  cr_assert(hit);
+  cr_assert_str_eq(got.text, "kernel one");
+  cr_assert_str_eq(got_key, keys[1]);
+  ks_llm_reply_free(&got);
+  ks_llm_cache_get_next(dir, r, used, got_key, &hit, &got);
+  cr_assert(hit);
+  cr_assert_str_eq(got.text, "kernel two");
+  ks_llm_reply_free(&got);
+  ks_llm_cache_get_next(dir, r, used, got_key, &hit, &got);
+  cr_assert_not(hit, "every code answer was given");
+  json_decref(r);
+  /* an exact hit the caller marked used is not given again by order */
+  json_object_set_new(used, keys[0], json_true());
+  r = req("m", "(ksearch prompt: init)\nplan rows=9", -1);
+  ks_llm_cache_get_next(dir, r, used, got_key, &hit, &got);
+  cr_assert_not(hit);
+  json_decref(r);
+  r = req("m", "no kind at all", -1);
+  ks_llm_prompt_kind(r, kind, sizeof kind);
+  cr_assert_str_eq(kind, "");
+  ks_llm_cache_get_next(dir, r, used, got_key, &hit, &got);
+  cr_assert_not(hit, "no unlabelled entry was recorded");
+  json_decref(r);
+  json_decref(used);
+  ks_rm_rf(dir);
+}
