@@ -108,7 +108,8 @@ def q(db, sql):
         return c.execute(sql).fetchall()
     except Exception as e:
         return [("error: %s" % e,)]
-evals = q(run_db, "select e.id, e.status, e.score, c.id, substr(c.source, 1, 200), e.node_id "
+evals = q(run_db, "select e.id, e.status, e.score, c.id, substr(c.source, 1, 200), e.node_id, "
+                  "substr(json_extract(e.result_json, '$.error'), 1, 400) "
                   "from evaluations e join candidates c on c.id = e.candidate_id order by e.id")
 replay = q(replay_db, "select e.status, c.hash from evaluations e join candidates c on c.id = e.candidate_id order by e.id")
 orig = q(run_db, "select e.status, c.hash from evaluations e join candidates c on c.id = e.candidate_id order by e.id")
@@ -130,6 +131,7 @@ res = {
     "commit": commit, "command": cmd + "  (then the same with --llm-retries 0 and the server stopped)",
     "exit": int(rc), "replay_exit": int(rrc),
     "evaluations": [{"id": e[0], "status": e[1], "score": e[2], "candidate": e[3], "node": e[5],
+                     "error": e[6] if len(e) > 6 else None,
                      "head": e[4].splitlines()[2] if isinstance(e[4], str) and len(e[4].splitlines()) > 2 else ""} for e in evals],
     "rejected_before_compiling": rej,
     "llm_calls": dict((a, b) for a, b in calls if isinstance(b, int)),
