@@ -545,7 +545,11 @@ int ks_executor_main(void) {
       pages = 0;
     if (f)
       fclose(f);
-    mem += (int64_t)pages * 4096;
+    /* and room for what it reserves later: NVIDIA's OpenCL maps address
+     * space at its first buffers, after the limit (H200, 2026-12-04: a
+     * 32 MiB host allocation failed under a 3.1 GiB limit). Address space,
+     * not memory; no host code of the candidate runs to use it */
+    mem += (int64_t)pages * 4096 + (64LL << 30);
   }
   ks_sandbox_plan plan = {.be = probe_mode && !x.dev_probe ? NULL : x.be,
                           .handle = x.handle,
