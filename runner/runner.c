@@ -12,6 +12,7 @@
 #include "backend/cuda/cu.h"
 #include "backend/opencl/ocl.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,5 +28,10 @@ int main(int argc, char **argv) {
                     "to it on fds 3 and 4)\n");
     return 2;
   }
+  /* glibc gives every thread that allocates its own arena, reserving
+   * 64 MiB of address space each: a 16-core PoCL pool took the executor
+   * past its RLIMIT_AS (H200 host, 2026-12-04: a 32 MiB allocation failed
+   * under 3.1 GiB). A few shared arenas keep the limit about memory. */
+  mallopt(M_ARENA_MAX, 2);
   return ks_executor_main();
 }

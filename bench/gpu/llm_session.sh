@@ -32,6 +32,8 @@ mkdir -p "$work"
 export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-/tmp/kscache-llm-session}
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy OPENAI_API_KEY KSEARCH_API_KEY
 backend=${BACKEND:-cuda}
+# DEVICE=N: the OpenCL device (`ksearch roofline --backend opencl --list`)
+[[ -n ${DEVICE:-} ]] && export KSEARCH_OPENCL_DEVICE=$DEVICE
 log() { echo "[$(date +%T)] $*" | tee -a "$out/session.log"; }
 [[ -x $ks ]] || { echo "no $ks: build first (make)"; exit 3; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv >"$out/nvidia-smi.csv" 2>&1
