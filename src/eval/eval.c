@@ -689,8 +689,10 @@ static ks_code evaluate(ks_evaluator *ev, ks_candidate *cand,
       w->anchor_reps = j->anchor_reps;
     }
     double cached = ev->have_roof ? ev->roof.bandwidth_gbps : 0;
-    if (j->probe_ns_min > 0 && cached > 0 &&
-        j->probe_bytes / cached >= PROBE_MIN_NS) {
+    /* a footprint large enough to be a bandwidth: by the cached figure,
+     * else (mlx has no roofline of its own) by the probe's own time */
+    double est_ns = cached > 0 ? j->probe_bytes / cached : j->probe_ns_min;
+    if (j->probe_ns_min > 0 && est_ns >= PROBE_MIN_NS) {
       w->probe_gbps = j->probe_bytes / j->probe_ns_min;
       w->probe_spread =
           (j->probe_ns_median - j->probe_ns_min) / j->probe_ns_min;
@@ -702,8 +704,9 @@ static ks_code evaluate(ks_evaluator *ev, ks_candidate *cand,
         /* the probe's time beside this candidate, as the pairs have it
          * (ratio x the candidate's time), over its time at the cached
          * bandwidth */
-        w->probe_drift =
-            j->probe_ratio * j->time_ns / (j->probe_bytes / cached);
+        if (cached > 0)
+          w->probe_drift =
+              j->probe_ratio * j->time_ns / (j->probe_bytes / cached);
       }
     }
   }
