@@ -534,22 +534,26 @@ int ks_executor_main(void) {
       memset(x.flush_buf, 1, x.flush_n);
   }
   /* a GPU driver reserves tens of GiB of address space for its own
-   * mappings before the limit is set; the limit counts from there (no host
-   * code of a GPU candidate runs: this bounds the executor itself) */
+   * mappings before the limit is set; the limit counts from there. So does
+   * an OpenCL loader that initialised NVIDIA's driver beside PoCL (H200
+   * host, 2026-12-04: a 32 MiB allocation failed under a 3.1 GiB limit on
+   * PoCL's CPU device). For any backend: what is mapped now is the
+   * runtime's, not the candidate's. */
   /* the judge says whether it is a GPU ("gpu" in the job): asking OpenCL
    * here would list devices again from a process whose driver is loaded */
-  if ((!probe_mode || x.dev_probe) && mem > 0 && gpu) {
+  if ((!probe_mode || x.dev_probe) && mem > 0) {
     long pages = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f && fscanf(f, "%ld", &pages) != 1)
       pages = 0;
     if (f)
       fclose(f);
-    /* and room for what it reserves later: NVIDIA's OpenCL maps address
-     * space at its first buffers, after the limit (H200, 2026-12-04: a
-     * 32 MiB host allocation failed under a 3.1 GiB limit). Address space,
-     * not memory; no host code of the candidate runs to use it */
-    mem += (int64_t)pages * 4096 + (64LL << 30);
+    mem += (int64_t)pages * 4096;
+    /* and on a GPU room for what the driver reserves later (its first
+     * buffers): address space, not memory; no host code of the candidate
+     * runs there to use it */
+    if (gpu)
+      mem += 64LL << 30;
   }
   ks_sandbox_plan plan = {.be = probe_mode && !x.dev_probe ? NULL : x.be,
                           .handle = x.handle,
