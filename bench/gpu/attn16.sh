@@ -62,31 +62,7 @@ for v in "${variants[@]}"; do
   # shellcheck disable=SC2086
   TO=60 evalk "v$i" "$f" "$big" $v
 done
-PYTHONUNBUFFERED=1 timeout 120 python3 - "$out" <<'PY' >"$out/torch.json" 2>"$out/torch.err"
-import json, sys, torch
-import torch.nn.functional as F
-dev = torch.device("cuda")
-flush = torch.empty(128 << 20, dtype=torch.uint8, device=dev)
-t = json.load(open("tasks/attention_prefill/task.json"))
-res = {}
-for w in t["workloads"]:
-    if w.get("device") != "gpu" or w["seqlen"] != 4096:
-        continue
-    B, Hq, Hk, S, D = w["batch"], w["heads_q"], w["heads_kv"], w["seqlen"], w["head_dim"]
-    q = torch.randn(B, Hq, S, D, device=dev, dtype=torch.bfloat16)
-    k = torch.randn(B, Hk, S, D, device=dev, dtype=torch.bfloat16)
-    v = torch.randn(B, Hk, S, D, device=dev, dtype=torch.bfloat16)
-    f = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-    f(); torch.cuda.synchronize()
-    ts = []
-    for _ in range(15):
-        flush.zero_()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record(); f(); e1.record(); torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1e6)
-    res["%d,%d,%d,%d,%d" % (B, Hq, Hk, S, D)] = min(ts)
-print(json.dumps(res))
-PY
+PYTHONUNBUFFERED=1 timeout 120 python3 bench/gpu/attn_torch.py --seqlen 4096 >"$out/torch.json" 2>"$out/torch.err"
 echo "torch: exit $? $(tail -c 300 "$out/torch.err")"
 python3 - "$out" <<'PY' | tee "$out/attn16.txt"
 import glob, json, os, sys

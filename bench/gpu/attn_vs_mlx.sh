@@ -6,7 +6,7 @@
 # tasks/attention_prefill but SKIP_SEQLEN (default none), `ksearch eval
 # --backend cuda` (device time, L2 flushed, minimum), against MLX's SDPA
 # (attn_mlx.py, the faster of its two timings) and torch's SDPA (causal,
-# GQA, timed like attn16.sh) in the same call. Table in OUT/attn_vs_mlx.txt.
+# GQA, attn_torch.py) in the same call. Table in OUT/attn_vs_mlx.txt.
 #   .devcarry/go.sh bash bench/gpu/attn_vs_mlx.sh OUT
 set -u
 out=${1:?usage: bench/gpu/attn_vs_mlx.sh OUT}
@@ -23,30 +23,7 @@ timeout "${TO:-400}" "$ks" eval attention_prefill tasks/attention_prefill/templa
 echo "eval: exit $?"
 timeout 120 python3 bench/gpu/attn_mlx.py --skip-seqlen "$skip" >"$out/mlx.json" 2>"$out/mlx.err"
 echo "mlx: exit $? $(tail -c 300 "$out/mlx.err")"
-PYTHONUNBUFFERED=1 timeout 120 python3 - "$skip" <<'PY' >"$out/torch.json" 2>"$out/torch.err"
-import json, sys, torch
-import torch.nn.functional as F
-dev = torch.device("cuda")
-flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
-res = {}
-for w in json.load(open("tasks/attention_prefill/task.json"))["workloads"]:
-    if w.get("device") != "gpu" or w["seqlen"] == int(sys.argv[1]):
-        continue
-    B, Hq, Hk, S, D = w["batch"], w["heads_q"], w["heads_kv"], w["seqlen"], w["head_dim"]
-    q = torch.randn(B, Hq, S, D, device=dev, dtype=torch.bfloat16)
-    k = torch.randn(B, Hk, S, D, device=dev, dtype=torch.bfloat16)
-    v = torch.randn(B, Hk, S, D, device=dev, dtype=torch.bfloat16)
-    f = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-    f(); torch.cuda.synchronize()
-    ts = []
-    for _ in range(15):
-        flush.zero_()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record(); f(); e1.record(); torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1e6)
-    res["%d,%d,%d,%d,%d" % (B, Hq, Hk, S, D)] = min(ts)
-print(json.dumps(res))
-PY
+PYTHONUNBUFFERED=1 timeout 120 python3 bench/gpu/attn_torch.py --skip-seqlen "$skip" >"$out/torch.json" 2>"$out/torch.err"
 echo "torch: exit $? $(tail -c 300 "$out/torch.err")"
 python3 - "$out" <<'PY' | tee "$out/attn_vs_mlx.txt"
 import json, sys
