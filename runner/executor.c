@@ -534,10 +534,11 @@ int ks_executor_main(void) {
       memset(x.flush_buf, 1, x.flush_n);
   }
   /* a GPU driver reserves tens of GiB of address space for its own
-   * mappings before the limit is set; the limit counts from there. So does
-   * an OpenCL loader that initialised NVIDIA's driver beside PoCL (H200
-   * host, 2026-12-04: a 32 MiB allocation failed under a 3.1 GiB limit on
-   * PoCL's CPU device). For any backend: what is mapped now is the
+   * mappings before the limit is set; the limit counts from there. So do
+   * the other backends' runtimes (H200 host, 2026-12-04: on PoCL's CPU
+   * device with 16 threads a 32 MiB allocation failed under a 3.1 GiB
+   * limit counted without them; glibc's per-thread arenas, capped in
+   * runner.c, are the likely other taker). What is mapped now is the
    * runtime's, not the candidate's. */
   /* the judge says whether it is a GPU ("gpu" in the job): asking OpenCL
    * here would list devices again from a process whose driver is loaded */

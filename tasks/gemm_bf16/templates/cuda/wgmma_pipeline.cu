@@ -5,7 +5,7 @@
 // ksearch: param WGS in 2,1
 // ksearch: param MI in 1,2
 // ksearch: param WS in 0,1
-// ksearch: param TMA in 0,1
+// ksearch: param TMA in 1,0
 // ksearch: param STAGES in 4,3,5,6
 // ksearch: param GROUP_M in 8,1,16
 // ksearch: param PERSIST in 0,1
@@ -107,7 +107,7 @@
 #define GROUP_M 8
 #endif
 #ifndef TMA
-#define TMA 0
+#define TMA 1
 #endif
 #define PRODUCER (WS || TMA) /* a producer warpgroup */
 #define TK 64 /* one 128-byte swizzle row of bf16 */
