@@ -14,6 +14,7 @@
 #include "eval/judge.h"
 #include "backend/backend.h"
 #include "eval/correctness.h"
+#include "eval/judge_job.h"
 #include "eval/sandbox.h"
 #include "task/inputs.h"
 
@@ -31,84 +32,6 @@
 
 #define GUARD KS_EXEC_GUARD
 #define GBYTE KS_EXEC_GUARD_BYTE
-
-typedef struct layout {
-  size_t in_off[KS_MAX_TENSORS], in_b[KS_MAX_TENSORS];
-  size_t out_off[KS_MAX_TENSORS], out_b[KS_MAX_TENSORS];
-  int64_t out_n[KS_MAX_TENSORS];
-  size_t in_end, out_end;
-} layout;
-
-typedef struct shm {
-  int fd;
-  unsigned char *map;
-  size_t size;
-} shm;
-
-static size_t page_up(size_t b) { return (b + 4095) & ~(size_t)4095; }
-
-static void layout_wl(const ks_task *t, const ks_workload *w, layout *l) {
-  size_t off = GUARD;
-  for (int i = 0; i < t->n_inputs; i++) {
-    l->in_b[i] = (size_t)ks_tensor_numel(t, &t->inputs[i], w) *
-                 ks_dtype_size(t->inputs[i].dtype);
-    l->in_off[i] = off;
-    off += page_up(l->in_b[i] ? l->in_b[i] : 1) + GUARD;
-  }
-  l->in_end = off;
-  off = GUARD;
-  for (int i = 0; i < t->n_outputs; i++) {
-    l->out_n[i] = ks_tensor_numel(t, &t->outputs[i], w);
-    l->out_b[i] = (size_t)l->out_n[i] * ks_dtype_size(t->outputs[i].dtype);
-    l->out_off[i] = off;
-    off += page_up(l->out_b[i] ? l->out_b[i] : 1) + GUARD;
-  }
-  l->out_end = off;
-}
-
-/* A memfd the judge maps read-write. seal_writes: nobody else can ever map
- * it writable (F_SEAL_FUTURE_WRITE keeps the judge's own mapping); it can
- * never shrink, so reading it cannot fault the judge. */
-static ks_code shm_new(shm *s, const char *name, size_t size, bool seal_writes,
-                       ks_err *err) {
-  s->size = size;
-  s->fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  s->map = NULL;
-  if (s->fd < 0)
-    return ks_err_set(err, KS_ERR_ENV, "memfd_create: %s", strerror(errno));
-  if (ftruncate(s->fd, (off_t)size) != 0) {
-    close(s->fd);
-    s->fd = -1;
-    return ks_err_set(err, KS_ERR_ENV, "memfd of %zu bytes: %s", size,
-                      strerror(errno));
-  }
-  s->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
-  if (s->map == MAP_FAILED) {
-    close(s->fd);
-    s->fd = -1;
-    s->map = NULL;
-    return ks_err_set(err, KS_ERR_ENV, "mmap of %zu bytes: %s", size,
-                      strerror(errno));
-  }
-  int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
-  if (seal_writes)
-    seals |= F_SEAL_FUTURE_WRITE;
-  if (fcntl(s->fd, F_ADD_SEALS, seals) != 0) {
-    munmap(s->map, size);
-    close(s->fd);
-    s->fd = -1;
-    s->map = NULL;
-    return ks_err_set(err, KS_ERR_ENV, "memfd seals: %s", strerror(errno));
-  }
-  return KS_OK;
-}
-
-static void shm_free(shm *s) {
-  if (s->map && s->map != MAP_FAILED)
-    munmap(s->map, s->size);
-  if (s->fd >= 0)
-    close(s->fd);
-}
 
 void ks_judge_ref_file(const char *ref_dir, const ks_task *task,
                        const ks_workload *w, uint64_t seed, const char *out,
@@ -136,56 +59,6 @@ int ks_judge_sets_for(const ks_task *task, const ks_workload *w,
   double fit = out > 0 ? (256.0 * (1 << 20)) / out : hi;
   int n = fit >= hi ? hi : (int)fit;
   return n < lo ? lo : n;
-}
-
-static json_t *job_json(const ks_judge_plan *p, const char *mode,
-                        const char *backend, bool landlock, bool host,
-                        size_t in_size, size_t out_size) {
-  const ks_task *t = p->task;
-  json_t *wls = json_array();
-  for (int wi = 0; wi < t->n_workloads; wi++) {
-    layout l;
-    layout_wl(t, &t->workloads[wi], &l);
-    if (p->skip[wi]) /* never asked for: an empty layout */
-      for (int i = 0; i < KS_MAX_TENSORS; i++) {
-        l.in_off[i] = l.out_off[i] = GUARD;
-        l.in_b[i] = l.out_b[i] = 0;
-      }
-    json_t *axes = json_array(), *sc = json_array(), *in = json_array(),
-           *out = json_array();
-    for (int a = 0; a < t->n_axes; a++)
-      json_array_append_new(axes, json_integer(t->workloads[wi].axis[a]));
-    for (int s = 0; s < t->n_scalars; s++)
-      json_array_append_new(sc, json_real(t->scalars[s].value));
-    for (int i = 0; i < t->n_inputs; i++)
-      json_array_append_new(in, json_pack("[I,I]", (json_int_t)l.in_off[i],
-                                          (json_int_t)l.in_b[i]));
-    for (int i = 0; i < t->n_outputs; i++)
-      json_array_append_new(out, json_pack("[I,I]", (json_int_t)l.out_off[i],
-                                           (json_int_t)l.out_b[i]));
-    json_array_append_new(wls, json_pack("{s:o, s:o, s:o, s:o}", "axes", axes,
-                                         "scalars", sc, "in", in, "out", out));
-  }
-  const char *evict = "none";
-  /* a GPU backend flushes its own L2 before every launch */
-  const ks_backend_i *be = ks_backend_get(backend);
-  bool gpu = be && ks_backend_device_class(be) == KS_DEV_GPU;
-  if (p->evict && !gpu) {
-#if defined(__x86_64__) || defined(__i386__)
-    evict = host ? "clflush" : "stream";
-#else
-    evict = "stream";
-#endif
-  }
-  return json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:f, s:I, s:I, s:s, s:b, "
-                   "s:b, s:o}",
-                   "mode", mode, "backend", backend, "artifact",
-                   p->artifact ? p->artifact : "", "task", t->json_path,
-                   "threads", p->threads, "mem_limit",
-                   (json_int_t)p->mem_limit_bytes, "cpu_limit", p->cpu_limit_s,
-                   "in_size", (json_int_t)in_size, "out_size",
-                   (json_int_t)out_size, "evict", evict, "landlock", landlock,
-                   "gpu", gpu, "workloads", wls);
 }
 
 /* Starts the executor of `backend`: ksearch-runner, or the program the
@@ -226,7 +99,8 @@ static bool guards_ok(const ks_task *t, const layout *l, const shm *out,
                  t->outputs[i].name, -k);
         return false;
       }
-    size_t tail = page_up(l->out_b[i] ? l->out_b[i] : 1) + GUARD - l->out_b[i];
+    size_t tail =
+        ks_judge_page_up(l->out_b[i] ? l->out_b[i] : 1) + GUARD - l->out_b[i];
     for (size_t k = 0; k < tail; k++)
       if (d[l->out_b[i] + k] != GBYTE) {
         snprintf(why, n,
@@ -547,7 +421,7 @@ static bool run_workload(judge_ctx *c, int wi) {
   const ks_workload *w = &t->workloads[wi];
   ks_judge_wl *r = &c->o->wl[wi];
   layout l;
-  layout_wl(t, w, &l);
+  ks_judge_layout(t, w, &l);
   c->o->in_flight = wi;
   r->ran = true;
   char why[600] = "";
@@ -706,9 +580,11 @@ static bool start_beside(judge_ctx *c, ks_exec *x, shm *out, const char *name,
   pp.artifact = artifact;
   ks_err e;
   ks_exec_event ev;
-  return (out == &c->out || shm_new(out, name, out_size, false, &e) == KS_OK) &&
+  return (out == &c->out ||
+          ks_judge_shm_new(out, name, out_size, false, &e) == KS_OK) &&
          start(x, backend,
-               job_json(&pp, mode, backend, landlock, host, in_size, out_size),
+               ks_judge_job_json(&pp, mode, backend, landlock, host, in_size,
+                                 out_size),
                &c->in, out, c->p->threads, c->p->timeout_s, &e) == KS_OK &&
          x->ready &&
          (!artifact[0] ||
@@ -732,7 +608,7 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
     if (p->skip[wi])
       continue;
     layout l;
-    layout_wl(t, &t->workloads[wi], &l);
+    ks_judge_layout(t, &t->workloads[wi], &l);
     in_size = l.in_end > in_size ? l.in_end : in_size;
     out_size = l.out_end > out_size ? l.out_end : out_size;
   }
@@ -745,14 +621,15 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
     snprintf(o->landlock_note, sizeof o->landlock_note,
              "Landlock is not available: the executor cannot open files at "
              "all, and C candidates load before the filter closes (weaker)");
-  ks_code rc = shm_new(&c.in, "ksearch-inputs", in_size, true, err);
+  ks_code rc = ks_judge_shm_new(&c.in, "ksearch-inputs", in_size, true, err);
   if (!rc)
-    rc = shm_new(&c.out, "ksearch-outputs", out_size, false, err);
+    rc = ks_judge_shm_new(&c.out, "ksearch-outputs", out_size, false, err);
   if (rc)
     goto done;
   rc = start(&o->x, p->backend,
-             job_json(p, p->reference ? "reference" : "candidate", p->backend,
-                      landlock, !c.device, in_size, out_size),
+             ks_judge_job_json(p, p->reference ? "reference" : "candidate",
+                               p->backend, landlock, !c.device, in_size,
+                               out_size),
              &c.in, &c.out, p->threads, p->timeout_s, err);
   if (rc || !o->x.ready)
     goto done;
@@ -805,12 +682,12 @@ done:
   if (c.have_anchor || c.anchor.pid > 0)
     ks_exec_free(&c.anchor);
   if (c.aout.fd >= 0)
-    shm_free(&c.aout);
+    ks_judge_shm_free(&c.aout);
   ks_exec_stop(&o->x);
-  shm_free(&c.in);
-  shm_free(&c.out);
+  ks_judge_shm_free(&c.in);
+  ks_judge_shm_free(&c.out);
   if (c.pout.fd >= 0)
-    shm_free(&c.pout);
+    ks_judge_shm_free(&c.pout);
   return rc;
 }
 
