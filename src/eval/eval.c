@@ -368,8 +368,26 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
   else
     ks_log(KS_LOG_INFO, "no roofline: %s", rerr.msg);
   ks_err berr;
-  if (eval_baseline(ev, &berr)) /* scores then stay over the reference */
+  ks_code brc = eval_baseline(ev, &berr);
+  if (brc) /* scores then stay over the reference */
     ks_log(KS_LOG_INFO, "no device baseline: %s", berr.msg);
+  /* on a GPU the reference only fills the output cache, untimed: the
+   * device baseline is the only base a score has there (an mlx run whose
+   * baseline failed scored every candidate 1.000, H200 2026-12-04) */
+  if (ev->dc == KS_DEV_GPU && ev->opts.timing && !ev->have_base) {
+    if (brc)
+      *err = berr;
+    else
+      ks_err_set(err, KS_ERR_INPUT,
+                 "%s: no device baseline for backend %s "
+                 "(baseline/%s.*): on a GPU the score is over it, the C "
+                 "reference is not timed there; add one, or evaluate with "
+                 "--no-timing",
+                 task->dir, ev->be->name, ev->be->name);
+    ks_code code = err->code;
+    ks_evaluator_free(ev);
+    return code;
+  }
   *out = ev;
   return KS_OK;
 }
@@ -712,7 +730,7 @@ static ks_code evaluate(ks_evaluator *ev, ks_candidate *cand,
   }
   ks_judge_out_free(&o);
   double logsum = 0, vlog = 0, baselog = 0, probe_best = 0;
-  int nv = 0, n_run = 0;
+  int nv = 0, n_sp = 0, n_base = 0;
   for (int i = 0; i < task->n_workloads; i++)
     if (res->wl[i].probe_gbps > probe_best)
       probe_best = res->wl[i].probe_gbps;
@@ -720,7 +738,6 @@ static ks_code evaluate(ks_evaluator *ev, ks_candidate *cand,
     ks_wl_result *w = &res->wl[i];
     if (!ks_workload_applies(&task->workloads[i], ev->dc))
       continue;
-    n_run++;
     char why[600];
     if (workload_figures(ev, i, w, probe_best, why, sizeof why) &&
         res->status == KS_EVAL_OK) {
@@ -731,7 +748,10 @@ static ks_code evaluate(ks_evaluator *ev, ks_candidate *cand,
       vlog += log(w->speedup);
       nv++;
     }
-    baselog += w->baseline_speedup > 0 ? log(w->baseline_speedup) : 0;
+    if (w->baseline_speedup > 0) {
+      baselog += log(w->baseline_speedup);
+      n_base++;
+    }
   }
   /* a workload too fast for the judge's clock to check cannot lift the
    * score above what the checked ones show (DESIGN.md: Clock) */
@@ -744,14 +764,19 @@ static ks_code evaluate(ks_evaluator *ev, ks_candidate *cand,
       w->speedup = vmean;
       w->speedup_capped = true;
     }
-    logsum += w->speedup > 0 ? log(w->speedup) : 0;
+    if (w->speedup > 0) {
+      logsum += log(w->speedup);
+      n_sp++;
+    }
   }
   res->correct = res->status == KS_EVAL_OK;
-  n_run = n_run > 0 ? n_run : 1;
-  res->score = res->correct && ev->opts.timing ? exp(logsum / n_run) : 0;
-  res->baseline_score = res->correct && ev->opts.timing && ev->have_base
-                            ? exp(baselog / n_run)
-                            : 0;
+  /* geometric means over the workloads that have the base: one without it
+   * is no 1.0x (nothing at all: a score of 0) */
+  res->score = res->correct && ev->opts.timing && n_sp ? exp(logsum / n_sp) : 0;
+  res->baseline_score =
+      res->correct && ev->opts.timing && ev->have_base && n_base
+          ? exp(baselog / n_base)
+          : 0;
   /* on a device with a baseline, the speedup that counts is over it */
   res->reference_score = ev->ref_total_s > 0 ? res->score : 0;
   if (ev->have_base)

@@ -8,8 +8,10 @@
 # (a as (k, m) box (64, TILE_M), b as (n, k) box (64, 64), 128B swizzle,
 # L2 256 B, zeros out of bounds), follows the axes in line order, 64-byte
 # aligned; a [m, k] with k % 8 != 0 gets a zero map; a map the driver
-# refuses is the candidate's launch error naming the map. The kernels do not
-# run, so the outputs stay NaN: status incorrect. Skipped without nvcc or cc.
+# refuses is the candidate's launch error naming the map; timed, the baseline
+# (which cannot run there either) ends the evaluation with its reason. The
+# kernels do not run, so the outputs stay NaN: status incorrect. Skipped
+# without nvcc or cc.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 ks=${KSEARCH:-$here/build/ksearch}
@@ -54,6 +56,16 @@ l2=$(grep -m1 '^launch.* l=7 l=1000 l=513 ' <<<"$log")
 pb2=$(sed -n 's/.* p=0x[0-9a-f]* p=\(0x[0-9a-f]*\) p=.*/\1/p' <<<"$l2")
 check "m7 n1000 k513: a zero map for a, b encoded as (1000, 513)" \
   "$([[ $l2 == *"map=zero map(aligned64=1 addr=$pb2 dims=1000,513 box=64,64 swz=3)" ]] && echo yes)" "$l2"
+# timed on a GPU, the score is over the device baseline (the C reference is
+# not timed there): a baseline that cannot run ends the evaluation with its
+# reason, never a score over nothing (an mlx run scored 1.000 that way)
+env LD_LIBRARY_PATH="$work" KS_FAKE_CUDA_LOG="$work/log3" KS_FAKE_CUDA_BLOCK=384 KS_FAKE_CUDA_ARGS=ppplllmm \
+  KSEARCH_CACHE_DIR="$work/cache" timeout 600 "$ks" eval gemm_bf16 \
+  "$here/tasks/gemm_bf16/templates/cuda/wgmma_pipeline.cu" --backend cuda --workloads 0 --seeds 1 \
+  --min-time 0.01 --min-reps 2 --json -q >"$work/timed.out" 2>"$work/timed.err"
+rc=$?
+check "timed without a working device baseline: exit 2 naming it" \
+  "$([[ $rc == 2 ]] && grep -q "baseline failed" "$work/timed.err" && echo yes)" "rc $rc: $(tail -c 400 "$work/timed.err")"
 out=$(run "$work/log2" 0 KS_FAKE_CUDA_REFUSE=1)
 reason=$(python3 -c "import json,sys; d=json.load(sys.stdin); print(d.get('error') or d['workloads'][0].get('reason'))" <<<"$out" 2>/dev/null)
 check "a refused map is the candidate's launch error naming it" \
