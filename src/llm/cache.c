@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 void ks_llm_cache_key(const json_t *request, char out[33]) {
   json_t *k = json_object();
@@ -53,13 +52,6 @@ void ks_llm_cache_key(const json_t *request, char out[33]) {
   memcpy(out, a, 16);
   memcpy(out + 16, b, 16);
   out[32] = 0;
-}
-
-/* recording order across the runs of one recording (resumes included) */
-static int64_t wall_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static void entry_path(const char *dir, const char *key, char *out, size_t n) {
@@ -138,6 +130,7 @@ void ks_llm_cache_get_next(const char *dir, const json_t *request, json_t *used,
     return;
   struct dirent *e;
   char best[2048] = "";
+  json_t *best_j = NULL;
   double best_t = 0;
   while ((e = readdir(d))) {
     size_t len = strlen(e->d_name);
@@ -163,20 +156,21 @@ void ks_llm_cache_get_next(const char *dir, const json_t *request, json_t *used,
       t = (double)st.st_mtim.tv_sec * 1e9 + (double)st.st_mtim.tv_nsec;
     else
       t = 0;
-    json_decref(j);
-    if (strcmp(kind, want) || (best[0] && t >= best_t))
+    if (strcmp(kind, want) || (best_j && t >= best_t)) {
+      json_decref(j);
       continue;
+    }
+    json_decref(best_j);
+    best_j = j;
     ks_strlcpy(best, path, sizeof best);
     memcpy(key_out, key, 33);
     best_t = t;
   }
   closedir(d);
-  if (!best[0])
+  if (!best_j)
     return;
-  json_error_t je;
-  json_t *j = json_load_file(best, 0, &je);
-  *hit = entry_answer(best, j, je.text, out);
-  json_decref(j);
+  *hit = entry_answer(best, best_j, "", out);
+  json_decref(best_j);
   json_object_set_new(used, key_out, json_true());
 }
 
@@ -188,8 +182,9 @@ ks_code ks_llm_cache_put(const char *dir, const char *key,
     return ks_err_prefix(err, "--llm-cache %s: ", dir);
   json_t *j = json_pack(
       "{s:i, s:s, s:I, s:O, s:{s:s, s:s, s:I, s:I, s:s}}", "version", 1, "key",
-      key, "recorded_ns", (json_int_t)wall_ns(), "request", request, "answer",
-      "text", r->text ? r->text : "", "outcome",
+      key, "recorded_ns",
+      (json_int_t)ks_wall_ns() /* order across runs and resumes */, "request",
+      request, "answer", "text", r->text ? r->text : "", "outcome",
       ks_llm_outcome_name(r->outcome), "prompt_tokens",
       (json_int_t)r->prompt_tokens, "completion_tokens",
       (json_int_t)r->completion_tokens, "finish_reason", r->finish_reason);

@@ -8,13 +8,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double unix_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static ks_code sql_fail(ks_store *s, const char *doing, ks_err *err) {
   return ks_err_set(err, KS_ERR_IO, "%s: %s: %s", ks_store_path(s), doing,
@@ -51,7 +44,7 @@ ks_code ks_store_begin_job(ks_store *s, int64_t candidate_id,
   sqlite3_bind_int64(ins, 1, candidate_id);
   if (node_id)
     sqlite3_bind_text(ins, 2, node_id, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_double(ins, 3, unix_now());
+  sqlite3_bind_double(ins, 3, ks_wall_now());
   if (sqlite3_step(ins) != SQLITE_DONE) {
     rc = sql_fail(s, "starting a job", err);
     goto out;

@@ -73,7 +73,7 @@ ks_code ks_store_add_candidate(ks_store *s, const char *node_id,
   ks_st_bind_text(st, 2, source);
   ks_st_bind_text(st, 3, params);
   ks_st_bind_text(st, 4, hash);
-  sqlite3_bind_double(st, 5, ks_st_now());
+  sqlite3_bind_double(st, 5, ks_wall_now());
   if ((c = ks_st_run(s, st, "saving a candidate", err)))
     goto out;
   /* ON CONFLICT DO NOTHING: no change means an identical one is there. */
@@ -138,7 +138,7 @@ ks_code ks_store_add_build(ks_store *s, int64_t candidate_id, bool ok,
   sqlite3_bind_double(st, 3, isfinite(seconds) ? seconds : 0.0);
   ks_st_bind_text(st, 4, log ? log : "");
   ks_st_bind_text(st, 5, artifact);
-  sqlite3_bind_double(st, 6, ks_st_now());
+  sqlite3_bind_double(st, 6, ks_wall_now());
   if (!(c = ks_st_run(s, st, "saving a build", err)) && id)
     *id = sqlite3_last_insert_rowid(s->db);
   return c;
@@ -161,7 +161,7 @@ ks_code ks_store_begin_evaluation(ks_store *s, int64_t candidate_id,
     return c;
   sqlite3_bind_int64(st, 1, candidate_id);
   ks_st_bind_text(st, 2, node_id);
-  sqlite3_bind_double(st, 3, ks_st_now());
+  sqlite3_bind_double(st, 3, ks_wall_now());
   if (!(c = ks_st_run(s, st, "starting an evaluation", err)))
     *eval_id = sqlite3_last_insert_rowid(s->db);
   return c;
@@ -209,7 +209,7 @@ ks_code ks_store_finish_evaluation(ks_store *s, int64_t eval_id,
   sqlite3_bind_int(st, 3, correct ? 1 : 0);
   ks_st_bind_real(st, 4, score);
   ks_st_bind_text(st, 5, result_json);
-  sqlite3_bind_double(st, 6, ks_st_now());
+  sqlite3_bind_double(st, 6, ks_wall_now());
   if ((c = ks_st_run(s, st, doing, err)))
     goto out;
   if (sqlite3_changes(s->db) != 1) {
@@ -259,7 +259,7 @@ ks_code ks_store_abandon_running(ks_store *s, int64_t **candidate_ids,
     c = ks_st_fail(s, rc, "reading running evaluations", err);
   ks_st_done(sel);
   if (!c) {
-    sqlite3_bind_double(upd, 1, ks_st_now());
+    sqlite3_bind_double(upd, 1, ks_wall_now());
     c = ks_st_run(s, upd, "marking interrupted evaluations", err);
   }
   if (!c)

@@ -6,10 +6,10 @@
 #define KS_STORE_INTERNAL_H
 
 #include "store/store.h"
+#include "util/util.h"
 
 #include <math.h>
 #include <stdio.h>
-#include <time.h>
 
 /* Prepared once per store, on first use (SQL text: store_stmt.c). */
 enum {
@@ -52,12 +52,6 @@ struct ks_store {
   int lock_fd; /* -1 when read-only */
   sqlite3_stmt *st[ST_COUNT];
 };
-
-static inline double ks_st_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- store_stmt.c */
 extern const char *const ks_st_sql[ST_COUNT];

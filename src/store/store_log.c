@@ -101,7 +101,7 @@ ks_code ks_store_add_llm_call(ks_store *s, const ks_store_llm_call *call,
       sqlite3_bind_int64(st, 6, call->completion_tokens);
     ks_st_bind_real(st, 7, call->latency_s);
     ks_st_bind_text(st, 8, call->status);
-    sqlite3_bind_double(st, 9, ks_st_now());
+    sqlite3_bind_double(st, 9, ks_wall_now());
     if (!(c = ks_st_run(s, st, "saving an LLM call", err)) && id)
       *id = sqlite3_last_insert_rowid(s->db);
   }
@@ -116,7 +116,7 @@ ks_code ks_store_add_event(ks_store *s, const char *kind, const char *json,
   if ((c = ks_st_need(kind, "event kind", err)) ||
       (c = ks_st_prep(s, ST_EVENT_INSERT, &st, err)))
     return c;
-  sqlite3_bind_double(st, 1, ks_st_now());
+  sqlite3_bind_double(st, 1, ks_wall_now());
   ks_st_bind_text(st, 2, kind);
   ks_st_bind_text(st, 3, json ? json : "{}");
   return ks_st_run(s, st, "saving an event", err);

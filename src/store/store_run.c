@@ -100,7 +100,7 @@ ks_code ks_store_put_run(ks_store *s, const char *task_name,
   ks_st_bind_text(st, 3, backend);
   sqlite3_bind_int64(st, 4, seed);
   ks_st_bind_text(st, 5, cfg);
-  sqlite3_bind_double(st, 6, ks_st_now());
+  sqlite3_bind_double(st, 6, ks_wall_now());
   c = ks_st_run(s, st, "recording the run", err);
 out:
   free(cfg);
@@ -113,7 +113,7 @@ ks_code ks_store_set_stopped(ks_store *s, const char *reason, ks_err *err) {
   if (c)
     return c;
   ks_st_bind_text(st, 1, reason);
-  sqlite3_bind_double(st, 2, ks_st_now());
+  sqlite3_bind_double(st, 2, ks_wall_now());
   return ks_st_run(s, st, "recording why the run stopped", err);
 }
 
@@ -129,7 +129,7 @@ ks_code ks_store_put_task_snapshot(ks_store *s, const char *task_json,
     return c;
   ks_st_bind_text(st, 1, task_json);
   ks_st_bind_text(st, 2, reference_source);
-  sqlite3_bind_double(st, 3, ks_st_now());
+  sqlite3_bind_double(st, 3, ks_wall_now());
   return ks_st_run(s, st, "saving the task snapshot", err);
 }
 
@@ -191,7 +191,7 @@ static ks_code node_put(ks_store *s, const char *id, const char *json, double t,
 
 ks_code ks_store_put_node(ks_store *s, const char *node_id,
                           const char *node_json, ks_err *err) {
-  return node_put(s, node_id, node_json, ks_st_now(), err);
+  return node_put(s, node_id, node_json, ks_wall_now(), err);
 }
 
 ks_code ks_store_replace_nodes(ks_store *s, const json_t *nodes, ks_err *err) {
@@ -205,7 +205,7 @@ ks_code ks_store_replace_nodes(ks_store *s, const json_t *nodes, ks_err *err) {
     return c;
   if ((c = ks_st_run(s, st, "saving the world model", err)))
     goto out;
-  double t = ks_st_now();
+  double t = ks_wall_now();
   size_t i;
   json_t *n;
   json_array_foreach(nodes, i, n) {

@@ -78,6 +78,9 @@ void ks_log(ks_log_level l, const char *fmt, ...)
 /* ---- time (clock.c) */
 double ks_now(void); /* monotonic seconds */
 int64_t ks_now_ns(void);
+/* Unix time (CLOCK_REALTIME): what is stored and compared across processes */
+int64_t ks_wall_ns(void);
+double ks_wall_now(void); /* seconds */
 int ks_nproc(void);
 
 /* ---- bulk work on every core (parallel.c) */

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- the FMA vector of this ISA. Explicit FMA intrinsics because -std=c11
  * turns floating-point contraction off, so `a*b+c` would be a multiply and
@@ -351,9 +350,7 @@ ks_code ks_roofline_measure_c(int threads, ks_roofline *out, ks_err *err) {
   measure_flops(threads, &r);
   snprintf(r.isa, sizeof r.isa, "%s", KS_ISA);
   r.vector_floats = (int)KS_MV_LANES;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  r.measured_at = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+  r.measured_at = ks_wall_now();
   snprintf(r.source, sizeof r.source, "measured by ksearch roofline");
   *out = r;
   return KS_OK;
