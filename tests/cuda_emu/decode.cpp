@@ -42,13 +42,14 @@ int main(int argc, char **argv) {
                  o.data(), B, Hq, Hk, D, P, MP, scratch.data());
   });
 #elif defined(FLASH)
-  launch(dim3{(unsigned)Hk, (unsigned)((MP + SPLIT_PAGES - 1) / SPLIT_PAGES),
+  const long sp = fd_sp(B, Hk, MP); // the launch lines' pages per range
+  launch(dim3{(unsigned)Hk, (unsigned)((MP + sp - 1) / sp),
               (unsigned)B},
          dim3{32 * WARPS, 1, 1}, 0, [&] {
            fd_split(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),
                     o.data(), B, Hq, Hk, D, P, MP, scratch.data());
          });
-  long nsg = (MP + SPLIT_PAGES - 1) / SPLIT_PAGES; // the launch line's z
+  long nsg = (MP + sp - 1) / sp; // the launch line's z
   launch(dim3{(unsigned)Hq, (unsigned)B,
               (unsigned)(1 + ((D + 31) / 32 - 1) * std::min(1L, nsg / 64))},
          dim3{256, 1, 1}, 0, [&] {

@@ -103,6 +103,30 @@ inline unsigned __match_any_sync(unsigned, int v) {
   w.bar->arrive_and_wait();
   return m;
 }
+// redux.sync (sm_80+): the warp's max / min of a 32-bit unsigned
+inline unsigned warp_redux(unsigned v, bool mx) {
+  Warp &w = my_warp();
+  int l = lane_id();
+  w.slot[l][0] = v;
+  w.bar->arrive_and_wait();
+  unsigned r = (unsigned)w.slot[0][0];
+  for (int i = 1; i < 32; i++) {
+    unsigned x = (unsigned)w.slot[i][0];
+    r = mx ? (x > r ? x : r) : (x < r ? x : r);
+  }
+  w.bar->arrive_and_wait();
+  return r;
+}
+inline unsigned __reduce_max_sync(unsigned, unsigned v) {
+  return warp_redux(v, true);
+}
+inline unsigned __reduce_min_sync(unsigned, unsigned v) {
+  return warp_redux(v, false);
+}
+inline unsigned __float_as_uint(float f) {
+  return frombits<unsigned>(tobits(f));
+}
+inline float __uint_as_float(unsigned u) { return frombits<float>(tobits(u)); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 template <class T> T __ldg(const T *p) { return *p; }
 template <class T> T __ldcg(const T *p) {
@@ -611,6 +635,8 @@ void store_matrix_sync(float *p, const F &f, unsigned ld, layout_t) {
 // all blocks at once (grid barriers): per-block barriers, warps and shared
 inline thread_local std::barrier<> *t_bb;
 inline thread_local Warp *t_warps;
+// per-block shared arrays of a grid-barrier kernel: up to 8 of 32 * 256 + 8
+// ints
 inline thread_local int *t_blk_shared;
 inline int *blk_shared(int i) { return t_blk_shared + i * (32 * 256 + 8); }
 template <class F> void launch_concurrent(dim3 grid, dim3 block, F f) {
@@ -619,7 +645,7 @@ template <class F> void launch_concurrent(dim3 grid, dim3 block, F f) {
   unsigned nt = block.x, nb = grid.x, nw = (nt + 31) / 32;
   std::vector<std::barrier<> *> bbs;
   std::vector<std::vector<Warp>> ws(nb);
-  std::vector<std::vector<int>> sh(nb, std::vector<int>(4 * (32 * 256 + 8)));
+  std::vector<std::vector<int>> sh(nb, std::vector<int>(8 * (32 * 256 + 8)));
   for (unsigned b = 0; b < nb; b++) {
     bbs.push_back(new std::barrier<>(nt));
     ws[b].resize(nw);

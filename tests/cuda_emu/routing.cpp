@@ -16,8 +16,11 @@ int main(int argc, char **argv) {
     std::mt19937 rng(10 + run);
     std::vector<float> lg(T * E), w(T * K, NAN);
     std::vector<int> ids(T * K, -7), off(E + 1, -7), srt(T * K, -7);
-    for (auto &x : lg)
+    for (auto &x : lg) { // -0.0 among them: it ties +0.0
       x = (float)((int)(rng() % 25) - 12);
+      if (x == 0.f && rng() % 2)
+        x = -0.f;
+    }
 #ifdef FUSED
     launch_concurrent(dim3{PERSISTENT, 1, 1}, dim3{32 * WARPS, 1, 1}, [&] {
       moe_routing(lg.data(), w.data(), ids.data(), off.data(), srt.data(), T, E,

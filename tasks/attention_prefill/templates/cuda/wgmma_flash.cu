@@ -6,6 +6,7 @@
 // ksearch: param STAGES in 2,3
 // ksearch: param OVERLAP in 1,0
 // ksearch: param WS in 2,1,0
+// ksearch: param LPT in 0,1
 // ksearch: launch grid=(cdiv(seqlen, 64 * WGS), heads_q, batch) block=(128 * WGS + 128 * min(WS, 1), 1, 1) smem=((64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * head_dim * 2 + 1024 + 16 * (STAGES + OVERLAP))
 //
 // CUDA template for tasks/attention_prefill, family wgmma_flash (DESIGN.md:
@@ -101,6 +102,9 @@
 #endif
 #ifndef OVERLAP
 #define OVERLAP 1
+#endif
+#ifndef LPT
+#define LPT 0
 #endif
 #ifndef WS
 #define WS 2
@@ -487,8 +491,19 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
   // slot i: K at QB + 2*i*KVB, V at QB + (2*i + 1)*KVB
 
   const long nqt = (seqlen + BQ - 1) / BQ;
-  const long qt = nqt - 1 - blockIdx.x; // longest first
+#if LPT
+  // the grid's blocks in launch order take every (head, batch)'s longest
+  // query tile before any shorter one (longest processing time first: the
+  // last wave holds the shortest tiles, not a mix), heads fastest so the
+  // GQA group of a kv head runs side by side
+  const long lin = blockIdx.x + (long)gridDim.x * (blockIdx.y + (long)gridDim.y * blockIdx.z);
+  const long nhb = (long)gridDim.y * gridDim.z;
+  const long qt = nqt - 1 - lin / nhb;
+  const long h = lin % nhb % gridDim.y, bidx = lin % nhb / gridDim.y;
+#else
+  const long qt = nqt - 1 - blockIdx.x; // longest first within a head
   const long h = blockIdx.y, bidx = blockIdx.z;
+#endif
   const long hk = h / (heads_q / heads_kv);
   const __nv_bfloat16 *qh = q + (bidx * heads_q + h) * seqlen * D;
   const __nv_bfloat16 *kh = k + (bidx * heads_kv + hk) * seqlen * D;

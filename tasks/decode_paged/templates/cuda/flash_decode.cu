@@ -2,10 +2,11 @@
 // ksearch: family=flash_decode
 // ksearch: concepts=split_kv_flash_decoding,tensor_core_mma,online_softmax,paged_gather,vector_loads_128,warp_shuffle_reduction,launch_bounds_occupancy
 // ksearch: param SPLIT_PAGES in 64,16,32,8
+// ksearch: param SPLIT_BLOCKS in 1048576,1024,2048,512
 // ksearch: param WARPS in 4,8,2
 // ksearch: param PIPE in 0,1,2
-// ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, SPLIT_PAGES), batch) block=(32 * WARPS, 1, 1) scratch=(4 * batch * heads_q * cdiv(max_pages, SPLIT_PAGES) * (head_dim + 2))
-// ksearch: launch kernel=fd_merge grid=(heads_q, batch, 1 + (cdiv(head_dim, 32) - 1) * min(1, floor(cdiv(max_pages, SPLIT_PAGES) / 64))) block=(256, 1, 1)
+// ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))), batch) block=(32 * WARPS, 1, 1) scratch=(4 * batch * heads_q * cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) * (head_dim + 2))
+// ksearch: launch kernel=fd_merge grid=(heads_q, batch, 1 + (cdiv(head_dim, 32) - 1) * min(1, floor(cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) / 64))) block=(256, 1, 1)
 //
 // CUDA template for tasks/decode_paged, family flash_decode (DESIGN.md:
 // Templates): flash-decoding whose inner loop runs on the tensor cores, so
@@ -13,9 +14,13 @@
 // not measured: split_kv's per-token softmax and shuffles cost ~1600 warp
 // instructions per 16-token page and kv head at head_dim 128 and a group of
 // 4; here the loop body is 32 mma and ~330 other PTX instructions).
-// Pass 1 (fd_split): a block per (kv head, range of SPLIT_PAGES pages,
-// sequence); consecutive blocks are the kv heads of the same pages, so a
-// 32 KiB page is read by neighbours at about the same time. Each warp takes
+// Pass 1 (fd_split): a block per (kv head, range of SP pages, sequence),
+// SP = max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS)):
+// at most about SPLIT_BLOCKS blocks, so a short batch still splits its
+// sequences finely and a large one is not cut into ranges of few pages
+// (1048576: SP = SPLIT_PAGES whatever the shape); consecutive blocks are
+// the kv heads of the same pages, so a 32 KiB page is read by neighbours
+// at about the same time. Each warp takes
 // whole pages of the range (warp w: pages w, w + WARPS, ...), 16 16-byte
 // loads per lane per page; PIPE 0 / 2 load 1 / 2 pages before using them,
 // PIPE 1 requests page k+1's K once S(k) is computed and its V once O has
@@ -44,6 +49,9 @@
 
 #ifndef SPLIT_PAGES
 #define SPLIT_PAGES 64
+#endif
+#ifndef SPLIT_BLOCKS
+#define SPLIT_BLOCKS 1048576
 #endif
 #ifndef WARPS
 #define WARPS 4
@@ -88,6 +96,12 @@ __device__ __forceinline__ void split_bf16(float a, float b, uint32_t &hi,
   __nv_bfloat162 l = __floats2bfloat162_rn(a - f.x, b - f.y);
   memcpy(&hi, &h, 4);
   memcpy(&lo, &l, 4);
+}
+
+// pages per range (the launch lines compute the same)
+__device__ __forceinline__ long fd_sp(long batch, long heads_kv, long max_pages) {
+  const long a = (batch * heads_kv * max_pages + SPLIT_BLOCKS - 1) / SPLIT_BLOCKS;
+  return a > SPLIT_PAGES ? a : SPLIT_PAGES;
 }
 
 // the shapes pass 1 has instances for; both kernels decide alike
@@ -241,10 +255,11 @@ __device__ void split_pass(
              G = heads_q / heads_kv;
   const long nsg = gridDim.y,
              h0 = b * heads_q + gk * G; // the group's first q head
-  const long p0 = (long)s * SPLIT_PAGES;
+  const long SP = fd_sp(gridDim.z, heads_kv, max_pages);
+  const long p0 = (long)s * SP;
   // loads that need no sequence length first, so their latencies overlap:
   // the warp's first 32 page ids (inside the page table's row) and Q
-  const long pend = p0 + SPLIT_PAGES < max_pages ? p0 + SPLIT_PAGES : max_pages;
+  const long pend = p0 + SP < max_pages ? p0 + SP : max_pages;
   const int *pt = page_table + b * max_pages + p0 + warp;
   int pids = p0 + warp + (long)lane * WARPS < pend
                  ? __ldg(pt + (long)lane * WARPS)
@@ -264,8 +279,8 @@ __device__ void split_pass(
   if (p0 >= np)
     return; // the merge reads only the ranges that hold tokens (block-uniform)
   __syncthreads(); // qs
-  const long p1 = p0 + SPLIT_PAGES < np ? p0 + SPLIT_PAGES : np;
-  const long ns = (np + SPLIT_PAGES - 1) / SPLIT_PAGES;
+  const long p1 = p0 + SP < np ? p0 + SP : np;
+  const long ns = (np + SP - 1) / SP;
   const float sl2 = LOG2E / sqrtf((float)D); // scores in the log2 domain
   float acc[NC][4], m = -INFINITY, l = 0.f;  // O^T tiles; m, l of head g
 #pragma unroll
@@ -469,10 +484,9 @@ extern "C" __global__ void __launch_bounds__(MT)
              b * heads_q + h, G > 0 ? h / G : 0, heads_kv, D);
     return;
   }
-  const long nsg =
-      (max_pages + SPLIT_PAGES - 1) / SPLIT_PAGES; // pass 1's grid y
-  const long ns =
-      (fd_pages(seq_lens, b, max_pages) + SPLIT_PAGES - 1) / SPLIT_PAGES;
+  const long rp = fd_sp(batch, heads_kv, max_pages); // pages per range
+  const long nsg = (max_pages + rp - 1) / rp;         // pass 1's grid y
+  const long ns = (fd_pages(seq_lens, b, max_pages) + rp - 1) / rp;
   if (ns == 1)
     return;      // pass 1 wrote o
   if (ns == 0) { // no token: no softmax, the output is 0

@@ -3,19 +3,23 @@
 // ksearch: concepts=persistent_kernel,warp_shuffle_reduction,block_reduction,atomics
 // ksearch: param PERSISTENT in 128,64,32
 // ksearch: param WARPS in 16,8,4
+// ksearch: param PF in 4,8,2
 // ksearch: launch grid=(PERSISTENT) block=(32 * WARPS) scratch=(4 * (32 + PERSISTENT * experts))
 //
 // CUDA template for tasks/moe_routing, family fused_persistent (DESIGN.md:
 // Templates): the whole routing in ONE kernel. A persistent grid of
 // PERSISTENT blocks (all resident: at most one per SM on a GPU of >= 128 SMs
 // at the default; fewer blocks for smaller GPUs) splits the tokens into
-// contiguous ranges. Phase 1: a warp per token takes the top-k by k warp
-// argmax rounds on (logit desc, expert asc) (softmax keeps the order, so ties
-// are exact), weights are the softmax of the chosen logits (the full
-// denominator cancels in the renormalization), and a shared histogram counts
-// experts per block. A grid barrier (counter in scratch). Phase 2: each block
-// reads every block's counts: per expert the total (its exclusive scan over
-// experts is offsets) and the counts of the blocks before it. Phase 3: the
+// contiguous ranges. Phase 1: a warp per token (PF rows loaded ahead) takes
+// the top-k on (logit desc, expert asc) (softmax keeps the order, so ties
+// are exact): each lane sorts its share of the row once, then k rounds of
+// two redux.sync reductions (max key, lowest expert holding it), about 20
+// instructions a round where a shuffle argmax took ~90; weights are the
+// softmax of the chosen logits (the full denominator cancels in the
+// renormalization), and a shared histogram counts experts per block. A grid
+// barrier (counter in scratch). Phase 2: each block reads every block's
+// counts, all its threads at once: per expert the total (its exclusive scan
+// over experts is offsets) and the counts of the blocks before it. Phase 3: the
 // block places its assignments, ascending within an expert, by warp
 // match_any ranks and a per-warp count scan. experts <= 256, topk <= 32.
 #include <cuda_bf16.h>
@@ -24,57 +28,72 @@
 #define MAXE 256 /* experts held by a warp: 8 per lane */
 #define EPL (MAXE / 32)
 #define MAXK 32
+#define FULL 0xffffffffu
 
-// Top-k of one token by a warp: each lane holds experts lane, lane+32, ...;
-// k rounds of a warp argmax on (logit desc, expert asc). Lane s < topk ends
-// with the s-th choice; weights are softmax over the chosen logits (the full
-// softmax's denominator cancels in the renormalization).
-__device__ __forceinline__ void warp_topk(const float *__restrict__ row, int experts, int topk,
-                                          int lane, float *w_out, int *id_out) {
-  float v[EPL];
-  unsigned sel = 0;
+#ifndef PF
+#define PF 4 /* token rows a warp loads before it selects on any of them */
+#endif
+
+// A float as an unsigned key with the same order (-0 as +0: the reference
+// compares floats, so they tie and the lower expert wins); 0 is no key.
+__device__ __forceinline__ unsigned f2key(float f) {
+  unsigned u = __float_as_uint(f);
+  u = u == 0x80000000u ? 0u : u;
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+__device__ __forceinline__ float key2f(unsigned k) {
+  return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
+}
+
+// Top-k of one token by a warp whose lane holds experts lane, lane+32, ...
+// (N = 1, 2, 4 or 8 of them; x = their logits). Each lane sorts its own
+// (key, slot) pairs once, descending, ties to the lower slot (a stable
+// bubble network: slot order is expert order within a lane). Then k rounds
+// of two warp reductions (redux.sync, one instruction each on sm_80+): the
+// largest head key, and among the lanes holding it the lowest expert; the
+// winner shifts its list. Every lane sees every round's winner, so the
+// weights need no shuffles: softmax over the chosen logits (the full
+// softmax's denominator cancels in the renormalization). Lane s < topk ends
+// with the s-th choice.
+template <int N>
+__device__ __forceinline__ void select_one(const float (&x)[N], int experts, int topk, int lane,
+                                           float *w_out, int *id_out) {
+  unsigned long long c[N];
 #pragma unroll
-  for (int i = 0; i < EPL; i++) {
-    int e = lane + 32 * i;
-    v[i] = e < experts ? row[e] : 0.f;
+  for (int i = 0; i < N; i++) {
+    const int e = lane + 32 * i;
+    c[i] = e < experts ? ((unsigned long long)f2key(x[i]) << 32) | (unsigned)(N - i) : 0ull;
   }
-  float myv = 0.f;
+#pragma unroll
+  for (int a = 0; a < N; a++)
+#pragma unroll
+    for (int b = N - 1; b > a; b--) {
+      const unsigned long long hi = c[b] > c[b - 1] ? c[b] : c[b - 1];
+      const unsigned long long lo = c[b] > c[b - 1] ? c[b - 1] : c[b];
+      c[b - 1] = hi, c[b] = lo;
+    }
+  float top = 0.f, sum = 0.f, myp = 0.f;
   int myid = -1;
   for (int s = 0; s < topk; s++) {
-    float bv = 0.f;
-    int bi = -1;
+    const unsigned hk = (unsigned)(c[0] >> 32);
+    const unsigned M = __reduce_max_sync(FULL, hk);
+    const unsigned cand =
+        c[0] != 0ull && hk == M ? (unsigned)lane + 32u * (unsigned)(N - (unsigned)c[0]) : FULL;
+    const unsigned W = __reduce_min_sync(FULL, cand);
+    if ((int)(W & 31u) == lane) {
 #pragma unroll
-    for (int i = 0; i < EPL; i++) {
-      int e = lane + 32 * i;
-      // within a lane the expert index grows with i: strict > keeps the lower on ties
-      if (e < experts && !(sel >> i & 1) && (bi < 0 || v[i] > bv)) {
-        bv = v[i];
-        bi = e;
-      }
+      for (int i = 0; i + 1 < N; i++)
+        c[i] = c[i + 1];
+      c[N - 1] = 0ull;
     }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-      float ov = __shfl_xor_sync(0xffffffffu, bv, off);
-      int oi = __shfl_xor_sync(0xffffffffu, bi, off);
-      if (oi >= 0 && (bi < 0 || ov > bv || (ov == bv && oi < bi))) {
-        bv = ov;
-        bi = oi;
-      }
-    }
-    if (bi >= 0 && (bi & 31) == lane)
-      sel |= 1u << (bi >> 5);
-    if (lane == s) {
-      myv = bv;
-      myid = bi;
-    }
+    const float v = key2f(M);
+    top = s == 0 ? v : top;
+    const float p = expf(v - top);
+    sum += p;
+    if (lane == s)
+      myp = p, myid = (int)W;
   }
-  const float top = __shfl_sync(0xffffffffu, myv, 0);
-  float p = lane < topk ? expf(myv - top) : 0.f;
-  float sum = p;
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1)
-    sum += __shfl_xor_sync(0xffffffffu, sum, off);
-  *w_out = p / sum;
+  *w_out = myp / sum;
   *id_out = myid;
 }
 
@@ -172,12 +191,51 @@ __device__ void grid_barrier(unsigned *arrive, unsigned *gen) {
   __syncthreads();
 }
 
+// Phase 1 of a block: tokens [t0, t1), warp w takes t0 + w, t0 + w + WARPS,
+// ...; PF rows are loaded before any is used (their latencies overlap);
+// lane s < topk writes choice s and counts it in the block's histogram.
+template <int N>
+__device__ void select_range(const float *__restrict__ logits, float *__restrict__ weights,
+                             int *__restrict__ ids, int *hist, long t0, long t1, int E, int K,
+                             int warp, int lane) {
+  for (long tb = t0 + warp; tb < t1; tb += (long)PF * WARPS) {
+    float x[PF][N];
+#pragma unroll
+    for (int u = 0; u < PF; u++) {
+      const long t = tb + (long)u * WARPS;
+#pragma unroll
+      for (int i = 0; i < N; i++) {
+        const int e = lane + 32 * i;
+        x[u][i] = t < t1 && e < E ? __ldg(logits + t * E + e) : 0.f;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < PF; u++) {
+      const long t = tb + (long)u * WARPS;
+      if (t >= t1)
+        break; // warp-uniform
+      float w;
+      int id;
+      select_one<N>(x[u], E, K, lane, &w, &id);
+      if (lane < K) {
+        weights[t * K + lane] = w;
+        ids[t * K + lane] = id;
+        atomicAdd(&hist[id], 1);
+      }
+    }
+  }
+}
+
+// phase 2's partial sums: one per thread, or per expert when experts outnumber threads
+#define PSH (MAXE > 32 * WARPS ? MAXE : 32 * WARPS)
+
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
     moe_routing(const float *__restrict__ logits, float *__restrict__ weights,
                 int *__restrict__ ids, int *__restrict__ offsets, int *__restrict__ sorted,
                 long tokens, long experts, long topk, unsigned *scratch) {
   __shared__ int hist[MAXE], base[MAXE], off[MAXE + 1];
   __shared__ int wcnt[WARPS * MAXE];
+  __shared__ int ptot[PSH], ppre[PSH];
   const int E = (int)experts, K = (int)topk;
   if (E > MAXE || K > MAXK || K > E || gridDim.x != PERSISTENT)
     __trap(); // outside what this template holds; never a silent wrong answer
@@ -190,30 +248,39 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS)
   for (int e = tid; e < E; e += blockDim.x)
     hist[e] = 0;
   __syncthreads();
-  // phase 1: selection, a warp per token
-  for (long t = t0 + warp; t < t1; t += WARPS) {
-    float w;
-    int id;
-    warp_topk(logits + t * E, E, K, lane, &w, &id);
-    if (lane < K) {
-      weights[t * K + lane] = w;
-      ids[t * K + lane] = id;
-      atomicAdd(&hist[id], 1);
-    }
-  }
+  // phase 1: selection, a warp per token, the lane's share of the row
+  // sized to the expert count (a warp-uniform branch)
+  if (E <= 32)
+    select_range<1>(logits, weights, ids, hist, t0, t1, E, K, warp, lane);
+  else if (E <= 64)
+    select_range<2>(logits, weights, ids, hist, t0, t1, E, K, warp, lane);
+  else if (E <= 128)
+    select_range<4>(logits, weights, ids, hist, t0, t1, E, K, warp, lane);
+  else
+    select_range<8>(logits, weights, ids, hist, t0, t1, E, K, warp, lane);
   __syncthreads();
   for (int e = tid; e < E; e += blockDim.x)
     cnt[(long)blockIdx.x * E + e] = hist[e];
   grid_barrier(arrive, gen);
-  // phase 2: per expert, the total and the count of the blocks before this one
-  for (int e = tid; e < E; e += blockDim.x) {
+  // phase 2: per expert, the total and the count of the blocks before this
+  // one; NP threads per expert share the blocks (all threads load at once)
+  const int NP = E < (int)blockDim.x ? (int)blockDim.x / E : 1;
+  for (int x = tid; x < E * NP; x += blockDim.x) {
+    const int e = x % E, part = x / E;
     int tot = 0, pre = 0;
 #pragma unroll 8
-    for (int b = 0; b < PERSISTENT; b++) {
-      int c = __ldcg(cnt + (long)b * E + e);
+    for (int b = part; b < PERSISTENT; b += NP) {
+      const int c = __ldcg(cnt + (long)b * E + e);
       tot += c;
       pre += b < (int)blockIdx.x ? c : 0;
     }
+    ptot[x] = tot, ppre[x] = pre;
+  }
+  __syncthreads();
+  for (int e = tid; e < E; e += blockDim.x) {
+    int tot = 0, pre = 0;
+    for (int part = 0; part < NP; part++)
+      tot += ptot[part * E + e], pre += ppre[part * E + e];
     hist[e] = tot;
     base[e] = pre;
   }
