@@ -2,7 +2,7 @@
 of its SSM loop, against mlx-lm as it is (issue 15, headline (a); run by
 bench/gpu/mlx.sh on the H200, one process, both timed alternately).
 
-    python3 mlx_block.py OUT.json [--kernels kernels.py] [--candidate FILE]...
+    python3 mlx_block.py OUT.json [--kernels kernels.py] [--candidate FILE[:K=V,K=V]]...
                          [--T 256,1024,4096] [--reps N] [--profile]
 
 The block has mamba-370m's shapes (hidden 1024, intermediate 2048, state
@@ -114,7 +114,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--kernels", help="a module from `ksearch export --to mlx`")
     ap.add_argument("--candidate", action="append", default=[],
-                    help="an MLX candidate file of tasks/mamba_mlx (defaults)")
+                    help="an MLX candidate file of tasks/mamba_mlx, its defaults or "
+                         "FILE:K=V,K=V (parameter values)")
     ap.add_argument("--T", default="256,1024,4096")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--profile", action="store_true",
@@ -132,7 +133,10 @@ def main():
         mod = __import__(os.path.splitext(os.path.basename(a.kernels))[0])
         scans.append(("exported:" + os.path.basename(a.kernels), mod.mamba_mlx))
     for p in a.candidate:
-        scans.append(("template:" + os.path.basename(p), candidate_scan(p, None)))
+        path, _, kv = p.partition(":")
+        values = dict(x.split("=", 1) for x in kv.split(",") if x) or None
+        label = os.path.basename(path) + (f"[{kv}]" if kv else "")
+        scans.append(("template:" + label, candidate_scan(path, values)))
     res = {"device": str(mx.default_device()), "mlx": mx.__version__,
            "shapes": "mamba-370m: hidden 1024, intermediate 2048, state 16, conv 4, "
                      "dt rank 64; batch 1; float32",

@@ -125,6 +125,11 @@ cases=(
   "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN|ITEMS=8 WARPS=4 NU=4 CPW=2|2 9 1000"
   "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN|ITEMS=16 WARPS=2 CPW=2|1 5 4097"
   "scan|selective_scan/baseline/cuda.cu|BASE||2 3 300"
+  "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS||1 300 40"
+  "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS|U=4 CH=8 NCH=8|2 100 21"
+  "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS|U=1 NCH=4|1 33 17"
+  "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS|U=8 NCH=32 CH=8|1 7 9"
+  "mamba_mlx|mamba_mlx/templates/mlx/thread_per_channel.cu|TPC|TG=32|2 50 40"
 )
 i=0
 for c in "${cases[@]}"; do
@@ -133,9 +138,19 @@ for c in "${cases[@]}"; do
   # args ending in "!trap": the kernel must trap (a shape without an instance)
   want_trap=0
   if [[ $argv == *' !trap' ]]; then want_trap=1; argv=${argv% !trap}; fi
+  src="$root/tasks/$k" xp=$params kn=KS_NONE
+  if [[ $h == mamba_mlx ]]; then
+    # an MLX body: the source MLX would compile for these axes, then C++
+    read -r mb ml md <<<"$argv"
+    # shellcheck disable=SC2086
+    python3 "$root/mlx/ksmlx.py" source "$root/tasks/mamba_mlx/task.json" "$src" \
+      batch="$mb" seqlen="$ml" dim="$md" $params >"$work/m$i.cu" 2>"$work/cc$i.log"
+    src="$work/m$i.cu" xp=""
+    kn=$(grep -o 'custom_kernel_[A-Za-z0-9_]*' "$src" | head -1)
+  fi
   # shellcheck disable=SC2086
-  if python3 "$here/xform.py" "$root/tasks/$k" "$work/k$i.cpp" $params &&
-    "$cxx" -std=c++20 -O1 -w -I"$here" -DKFILE="\"$work/k$i.cpp\"" -D"$mac" -o "$work/b$i" "$here/$h.cpp" -lpthread 2>"$work/cc$i.log" &&
+  if python3 "$here/xform.py" "$src" "$work/k$i.cpp" $xp &&
+    "$cxx" -std=c++20 -O1 -w -I"$here" -DKFILE="\"$work/k$i.cpp\"" -D"$mac" -DKS_KERNEL="$kn" -o "$work/b$i" "$here/$h.cpp" -lpthread 2>>"$work/cc$i.log" &&
     if [[ $want_trap == 1 ]]; then
       out=$(timeout 300 "$work/b$i" $argv 2>&1)
       [[ $? != 0 && $out == *"trap "* ]] && out="trapped as it must"

@@ -17,7 +17,12 @@ src = open(sys.argv[1]).read()
 args = sys.argv[3:]
 per_block = "--per-block-shared" in args
 defs = [a for a in args if "=" in a]
-src = re.sub(r'#include <(cuda_bf16\.h|stdint\.h|mma\.h|math\.h)>\n', '', src)
+src = re.sub(r'#include <(cuda_bf16\.h|stdint\.h|mma\.h|math\.h|cooperative_groups\.h|cuda/std/limits|cuda_fp16\.h)>\n',
+             '', src)
+# an MLX body's source (mlx/ksmlx.py source): no cooperative groups here,
+# and its dynamic shared memory declared as floats
+src = src.replace('namespace cg = cooperative_groups;\n', '')
+src = re.sub(r'extern __shared__ (?:__align__\(\d+\) )?float (\w+)\[\];', r'float *\1 = (float *)g_dyn;', src)
 for h in ['smem_u32', 'cp16', 'cp_commit', 'cp_wait', 'ldm_x4', 'ldm_x4_t', 'mma16816', 'ex2',
           'fence_async', 'wg_fence', 'wg_commit', 'wg_wait', 'acc_fence', 'reg_fence',
           'reg_alloc', 'reg_dealloc', 'wg_bar', 'pp_sync', 'pp_arrive',

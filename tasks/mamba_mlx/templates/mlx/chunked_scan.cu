@@ -3,6 +3,7 @@
 // ksearch: concepts=chunked_scan,state_in_registers,coalesced_access
 // ksearch: param CH in 16,32,8
 // ksearch: param NCH in 16,8,32,4
+// ksearch: param U in 8,4,1
 // ksearch: launch grid=(cdiv(dim, CH) * CH * NCH, batch) threadgroup=(CH * NCH, 1) smem=(4 * NCH * CH * 17)
 //
 // MLX template for tasks/mamba_mlx (an mx.fast.cuda_kernel body), the
@@ -19,6 +20,13 @@
 // So a sequence of seqlen steps costs about 2 * seqlen / NCH dependent
 // steps per thread instead of seqlen, and batch * dim * NCH threads run.
 // B[b, t, :] and C[b, t, :] are the same for every channel: broadcast loads.
+// Phases 1 and 3 go U steps at a time: delta and x of the U steps loaded
+// first, and phase 3's y stores after the U steps, so no store sits
+// between a batch's loads and the compiler may issue them all (B and C rows
+// too) before the first step's math: a thread waits for memory about once
+// per U steps instead of every step (the scan is latency-bound: ~8 warps
+// per SM at 2048 channels). The last batch of a chunk clamps its loads to
+// the chunk and skips the steps past it.
 // ksearch: body
 extern __shared__ float sm[]; // [NCH][dstate][CH] end states, then [NCH][CH] sums
 float *hs = sm;
@@ -37,14 +45,24 @@ for (int n = 0; n < dstate; n++) {
 const long long base = (long long)bb * seqlen;
 float S = 0.f;
 if (live)
-  for (int t = t0; t < t1; t++) {
-    const long long i = (base + t) * dim + d;
-    const float dt = delta[i], u = dt * x[i];
-    const float *Bt = B + (base + t) * dstate;
+  for (int t = t0; t < t1; t += U) {
+    float dv[U], xv[U];
 #pragma unroll
-    for (int n = 0; n < dstate; n++)
-      h[n] = __expf(dt * a[n]) * h[n] + u * Bt[n];
-    S += dt;
+    for (int s = 0; s < U; s++) {
+      const long long i = (base + min(t + s, t1 - 1)) * dim + d;
+      dv[s] = delta[i], xv[s] = x[i];
+    }
+#pragma unroll
+    for (int s = 0; s < U; s++) {
+      if (t + s >= t1)
+        break;
+      const float dt = dv[s], u = dt * xv[s];
+      const float *Bt = B + (base + t + s) * dstate;
+#pragma unroll
+      for (int n = 0; n < dstate; n++)
+        h[n] = __expf(dt * a[n]) * h[n] + u * Bt[n];
+      S += dt;
+    }
   }
 #pragma unroll
 for (int n = 0; n < dstate; n++)
@@ -63,16 +81,31 @@ for (int j = 0; j < k; j++) {
 if (!live)
   return;
 const float Dd = D[d];
-for (int t = t0; t < t1; t++) {
-  const long long i = (base + t) * dim + d;
-  const float dt = delta[i], xt = x[i], u = dt * xt;
-  const float *Bt = B + (base + t) * dstate;
-  const float *Ct = C + (base + t) * dstate;
-  float acc = 0.f;
+for (int t = t0; t < t1; t += U) {
+  float dv[U], xv[U], yv[U];
 #pragma unroll
-  for (int n = 0; n < dstate; n++) {
-    h[n] = __expf(dt * a[n]) * h[n] + u * Bt[n];
-    acc += h[n] * Ct[n];
+  for (int s = 0; s < U; s++) {
+    const long long i = (base + min(t + s, t1 - 1)) * dim + d;
+    dv[s] = delta[i], xv[s] = x[i];
   }
-  y[i] = acc + Dd * xt;
+  // no store inside the batch: the compiler may issue every load of it
+  // (B and C rows too) before the first step's math
+#pragma unroll
+  for (int s = 0; s < U; s++) {
+    const int tt = min(t + s, t1 - 1);
+    const float dt = t + s < t1 ? dv[s] : 0.f, u = dt * xv[s];
+    const float *Bt = B + (base + tt) * dstate;
+    const float *Ct = C + (base + tt) * dstate;
+    float acc = 0.f;
+#pragma unroll
+    for (int n = 0; n < dstate; n++) {
+      h[n] = __expf(dt * a[n]) * h[n] + u * Bt[n]; // dt = 0 past the chunk: h stays
+      acc += h[n] * Ct[n];
+    }
+    yv[s] = acc + Dd * xv[s];
+  }
+#pragma unroll
+  for (int s = 0; s < U; s++)
+    if (t + s < t1)
+      y[(base + t + s) * dim + d] = yv[s];
 }
