@@ -33,7 +33,9 @@ for v in "${vars[@]}"; do
     --json -q --seeds 1 --min-time 0.05 --min-reps 5 --timeout "${TO:-90}" >"$f" 2>"$f.err"
   echo "variants: $task $tmpl [$v] exit $?"
 done
-[[ -f $out/torch16.json || -f $out/roofline.json ]] && python3 "$here/summarize16.py" "$out" >/dev/null
+KS_COMMAND=${KS_COMMAND:-"bench/gpu/variants.sh $task $tmpl OUT \"$sets\""} \
+  python3 "$here/summarize16.py" "$out" >"$out/result16.json" 2>"$out/summarize16.err" ||
+  echo "variants: summarize16 failed: $(tail -c 300 "$out/summarize16.err")"
 python3 - "$out/result16.json" "$task" "$tmpl" <<'PY'
 import json, sys
 try:

@@ -5,6 +5,7 @@
 // ksearch: param SPLIT_BLOCKS in 1048576,1024,2048,512
 // ksearch: param WARPS in 4,8,2
 // ksearch: param PIPE in 0,1,2
+// ksearch: param MINW in 0,16
 // ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))), batch) block=(32 * WARPS, 1, 1) scratch=(4 * batch * heads_q * cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) * (head_dim + 2))
 // ksearch: launch kernel=fd_merge grid=(heads_q, batch, 1 + (cdiv(head_dim, 32) - 1) * min(1, floor(cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) / 64))) block=(256, 1, 1)
 //
@@ -65,10 +66,13 @@
 #define LOG2E 1.4426950408889634f
 // registers (ptxas -v, no spills): PIPE 0 ~144 fits 12 warps per SM; PIPE 1
 // holds the next K while using V (~203), PIPE 2 two pages (~251): 8 warps
+// MINW > 0 asks for that many resident warps per SM instead (16 at PIPE 0:
+// 128 registers, no spill; a wave of 4 blocks of 4 warps per SM)
 #ifndef MINW
-#define MINW ((PIPE) == 0 ? 12 : 8)
+#define MINW 0
 #endif
-#define MINB (MINW / (WARPS) > 0 ? MINW / (WARPS) : 1)
+#define MINW_ ((MINW) > 0 ? (MINW) : (PIPE) == 0 ? 12 : 8)
+#define MINB (MINW_ / (WARPS) > 0 ? MINW_ / (WARPS) : 1)
 
 // d += a * b, m16n8k16, bf16 inputs, f32 accumulators
 __device__ __forceinline__ void mma16816(float *d, const uint32_t *a,

@@ -2,8 +2,8 @@
 // ksearch: family=chunked_scan
 // ksearch: concepts=chunked_scan,state_in_registers,coalesced_access
 // ksearch: param CH in 16,32,8
-// ksearch: param NCH in 16,8,32,4
-// ksearch: param U in 8,4,1
+// ksearch: param NCH in 32,16,8,4
+// ksearch: param U in 4,8,1
 // ksearch: launch grid=(cdiv(dim, CH) * CH * NCH, batch) threadgroup=(CH * NCH, 1) smem=(4 * NCH * CH * 17)
 //
 // MLX template for tasks/mamba_mlx (an mx.fast.cuda_kernel body), the
