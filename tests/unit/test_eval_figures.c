@@ -77,6 +77,5 @@ Test(eval_figures, a_device_probe_without_a_cached_roofline_is_no_verdict) {
   cr_expect(!judge(false, NULL, 1.33, &w, why, sizeof why), "%s", why);
   cr_expect(w.ceiling_probed);
   cr_expect_float_eq(w.roofline_fraction, 1.33, 1e-6,
-                     "the fraction is still reported: %f",
-                     w.roofline_fraction);
+                     "the fraction is still reported: %f", w.roofline_fraction);
 }
