@@ -6,7 +6,7 @@
 // ksearch: param STAGES in 2,3
 // ksearch: param OVERLAP in 1,0
 // ksearch: param WS in 2,1,0
-// ksearch: param LPT in 0,1
+// ksearch: param LPT in 1,0
 // ksearch: launch grid=(cdiv(seqlen, 64 * WGS), heads_q, batch) block=(128 * WGS + 128 * min(WS, 1), 1, 1) smem=((64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * head_dim * 2 + 1024 + 16 * (STAGES + OVERLAP))
 //
 // CUDA template for tasks/attention_prefill, family wgmma_flash (DESIGN.md:
@@ -104,7 +104,7 @@
 #define OVERLAP 1
 #endif
 #ifndef LPT
-#define LPT 0
+#define LPT 1
 #endif
 #ifndef WS
 #define WS 2

@@ -3,9 +3,9 @@
 // ksearch: concepts=split_kv_flash_decoding,tensor_core_mma,online_softmax,paged_gather,vector_loads_128,warp_shuffle_reduction,launch_bounds_occupancy
 // ksearch: param SPLIT_PAGES in 64,16,32,8
 // ksearch: param SPLIT_BLOCKS in 1048576,1024,2048,512
-// ksearch: param WARPS in 4,8,2
+// ksearch: param WARPS in 8,4,2
 // ksearch: param PIPE in 0,1,2
-// ksearch: param MINW in 0,16
+// ksearch: param MINW in 16,0
 // ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))), batch) block=(32 * WARPS, 1, 1) scratch=(4 * batch * heads_q * cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) * (head_dim + 2))
 // ksearch: launch kernel=fd_merge grid=(heads_q, batch, 1 + (cdiv(head_dim, 32) - 1) * min(1, floor(cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) / 64))) block=(256, 1, 1)
 //
@@ -55,7 +55,7 @@
 #define SPLIT_BLOCKS 1048576
 #endif
 #ifndef WARPS
-#define WARPS 4
+#define WARPS 8
 #endif
 #ifndef PIPE
 // 0 / 2: load 1 / 2 pages, then use them; 1: rotating K/V prefetch
@@ -69,7 +69,7 @@
 // MINW > 0 asks for that many resident warps per SM instead (16 at PIPE 0:
 // 128 registers, no spill; a wave of 4 blocks of 4 warps per SM)
 #ifndef MINW
-#define MINW 0
+#define MINW 16
 #endif
 #define MINW_ ((MINW) > 0 ? (MINW) : (PIPE) == 0 ? 12 : 8)
 #define MINB (MINW_ / (WARPS) > 0 ? MINW_ / (WARPS) : 1)
