@@ -26,7 +26,6 @@
 #include <stdint.h>
 
 #define MAXE 256 /* experts held by a warp: 8 per lane */
-#define EPL (MAXE / 32)
 #define MAXK 32
 #define FULL 0xffffffffu
 
