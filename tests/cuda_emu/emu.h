@@ -130,13 +130,18 @@ inline float __uint_as_float(unsigned u) { return frombits<float>(tobits(u)); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 template <class T> T __ldg(const T *p) { return *p; }
 template <class T> T __ldcg(const T *p) {
-  return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  T v;
+  __atomic_load(p, &v, __ATOMIC_SEQ_CST); // any width: floats too
+  return v;
 }
 inline int atomicAdd(int *p, int v) {
   return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
 }
 inline unsigned atomicAdd(unsigned *p, unsigned v) {
   return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+inline unsigned atomicExch(unsigned *p, unsigned v) {
+  return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
 }
 inline float __expf(float x) { return expf(x); }
 // ex2.approx.ftz.f32: 2^x with subnormal results flushed to zero

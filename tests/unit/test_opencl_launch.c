@@ -202,3 +202,39 @@ Test(opencl_launch, evaluation_errors_name_names_and_workload) {
             err.msg);
   ks_launch_free(&p);
 }
+
+Test(opencl_launch, when_zero_skips_a_line_for_that_workload) {
+  const char *src = "// ksearch: backend=cuda entry=k\n"
+                    "// ksearch: param FUSE in 0,1\n"
+                    "// ksearch: launch kernel=a grid=(rows) block=(32)\n"
+                    "// ksearch: launch kernel=b grid=(rows) block=(64) "
+                    "when=((1 - FUSE) * min(1, floor(rows / 100)))\n";
+  ks_launch_plan p;
+  ks_err err = {0};
+  cr_assert_eq(ks_launch_parse(src, "k.cu", "k", &p, &err), KS_OK, "%s",
+               err.msg);
+  cr_assert_eq(p.n, 2);
+  ks_launch_geom g[KS_LAUNCH_MAX];
+  double sb;
+  ks_param_value fuse0[] = {pv("FUSE", "0")}, fuse1[] = {pv("FUSE", "1")};
+  /* rows 1000: launched unless fused */
+  cr_assert_eq(
+      ks_launch_eval(&p, &g_task, &g_task.workloads[1], fuse0, 1, g, &sb, &err),
+      KS_OK, "%s", err.msg);
+  cr_expect(!g[0].skip);
+  cr_expect(!g[1].skip);
+  cr_expect_eq(g[1].global[0], 1000 * 64);
+  cr_assert_eq(
+      ks_launch_eval(&p, &g_task, &g_task.workloads[1], fuse1, 1, g, &sb, &err),
+      KS_OK, "%s", err.msg);
+  cr_expect(!g[0].skip);
+  cr_expect(g[1].skip);
+  /* rows 7: skipped by the shape */
+  cr_assert_eq(
+      ks_launch_eval(&p, &g_task, &g_task.workloads[0], fuse0, 1, g, &sb, &err),
+      KS_OK, "%s", err.msg);
+  cr_expect(g[1].skip);
+  ks_launch_free(&p);
+  expect_line_error("global=(rows) local=(1) when=(rows +)", "when");
+  expect_line_error("global=(rows) local=(1) when=(1) when=(0)", "twice");
+}

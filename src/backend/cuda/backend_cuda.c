@@ -474,6 +474,8 @@ static void cuda_run(void *vh, void *const *bufs, const int64_t *axes,
   }
   for (int k = 0; k < h->pi.plan.n; k++) {
     const ks_launch_geom *g = &h->geom[k];
+    if (g->skip) /* when=(0) for this workload */
+      continue;
     r = h->cu.LaunchKernel(h->fn[k], (unsigned)(g->global[0] / g->local[0]),
                            (unsigned)(g->global[1] / g->local[1]),
                            (unsigned)(g->global[2] / g->local[2]),

@@ -275,6 +275,8 @@ static ks_code ocl_load2(const char *artifact, const ks_task *task, void **out,
       return load_fail(h, KS_ERR_CANDIDATE);
     for (int k = 0; k < h->plan.n; k++) {
       char key[32], want[64];
+      if (g[k].skip)
+        continue;
       ks_launch_local_key(&g[k], key, sizeof key);
       for (int v = 0; v < 2; v++) {
         snprintf(want, sizeof want, "%s-goffs0%s", key, v ? "-smallgrid" : "");
@@ -341,6 +343,8 @@ static void ocl_run(void *vh, void *const *bufs, const int64_t *axes,
   const ks_task *t = h->task;
   h->n_ev = 0;
   for (int k = 0; k < h->plan.n; k++) {
+    if (h->geom[k].skip) /* when=(0) for this workload */
+      continue;
     cl_kernel kern = h->kern[k];
     cl_uint a = 0;
     cl_int e = CL_SUCCESS;

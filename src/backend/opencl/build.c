@@ -121,6 +121,8 @@ static ks_code plan_for_task(const ks_task *task, const ks_candidate *cand,
     }
     for (int k = 0; k < pi->plan.n; k++) {
       char key[32];
+      if (g[k].skip) /* not launched for this workload: nothing to build */
+        continue;
       ks_launch_local_key(&g[k], key, sizeof key);
       bool have = false;
       for (int j = 0; j < pi->n_keys; j++)

@@ -120,7 +120,7 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
   out->line = line;
   ks_strlcpy(out->kernel, default_kernel ? default_kernel : "",
              sizeof out->kernel);
-  bool seen[7] = {false};
+  bool seen[8] = {false};
   int gdims = 0, ldims = 0;
   const char *p = text;
   ks_code rc = KS_OK;
@@ -130,21 +130,21 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
     rc = ks_header_next_kv(&p, line, "launch",
                            "kernel=NAME global=(...) local=(...) "
                            "[scratch=(...)] (OpenCL) or kernel=NAME grid=(...) "
-                           "block=(...) [smem=(...)] (CUDA)",
+                           "block=(...) [smem=(...)] (CUDA), and [when=(...)]",
                            key, sizeof key, val, sizeof val, NULL, &done, err);
     if (rc || done)
       break;
     static const char *const keys[] = {"kernel", "global", "local", "scratch",
-                                       "grid",   "block",  "smem"};
+                                       "grid",   "block",  "smem",  "when"};
     int k = -1;
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
       if (!strcmp(key, keys[i]))
         k = i;
     if (k < 0) {
       rc = ks_err_set(err, KS_ERR_INPUT,
                       "line %d: unknown launch key \"%s\"; use kernel=, "
                       "global=, local=, scratch= (OpenCL) or grid=, block=, "
-                      "smem= (CUDA)",
+                      "smem= (CUDA), or when=",
                       line, key);
       break;
     }
@@ -153,7 +153,7 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
       break;
     }
     /* before parsing: grid=/block= and global=/local= share the slots */
-    bool mixed = (k >= 4 && (seen[1] || seen[2])) ||
+    bool mixed = (k >= 4 && k <= 6 && (seen[1] || seen[2])) ||
                  ((k == 1 || k == 2) && (seen[4] || seen[5] || seen[6]));
     if (mixed) {
       rc = ks_err_set(err, KS_ERR_INPUT,
@@ -179,9 +179,12 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
     } else if (k == 3) {
       if (ks_expr_parse(val, NULL, 0, &out->scratch, err))
         rc = ks_err_prefix(err, "line %d: scratch: ", line);
-    } else {
+    } else if (k == 6) {
       if (ks_expr_parse(val, NULL, 0, &out->smem, err))
         rc = ks_err_prefix(err, "line %d: smem: ", line);
+    } else {
+      if (ks_expr_parse(val, NULL, 0, &out->when, err))
+        rc = ks_err_prefix(err, "line %d: when: ", line);
     }
   }
   /* grid=/block=/smem= (CUDA) or global=/local= (OpenCL), never mixed */
@@ -423,6 +426,15 @@ ks_code ks_launch_eval(const ks_launch_plan *p, const ks_task *task,
     g->dims = k->dims;
     for (int d = 0; d < 3; d++)
       g->global[d] = g->local[d] = 1;
+    if (k->when) { /* a launch some shapes or parameters do without */
+      double wv;
+      if (eval_size(k->when, &c, "when", k, &wv, err))
+        return err->code;
+      if (wv == 0) {
+        g->skip = true;
+        continue;
+      }
+    }
     for (int d = 0; d < k->dims; d++) {
       double gv, lv;
       char what[32];
@@ -543,6 +555,7 @@ void ks_launch_free(ks_launch_plan *p) {
     }
     ks_expr_free(p->k[i].scratch);
     ks_expr_free(p->k[i].smem);
+    ks_expr_free(p->k[i].when);
   }
   memset(p, 0, sizeof *p);
 }

@@ -3,9 +3,9 @@
  * Shared by the OpenCL and CUDA backends.
  *
  *   // ksearch: launch [kernel=NAME] global=(E[,E[,E]]) local=(E[,E[,E]])
- *                      [scratch=(E)]                        (OpenCL)
+ *                      [scratch=(E)] [when=(E)]             (OpenCL)
  *   // ksearch: launch [kernel=NAME] grid=(E[,E[,E]]) block=(E[,E[,E]])
- *                      [smem=(E)] [scratch=(E)]             (CUDA)
+ *                      [smem=(E)] [scratch=(E)] [when=(E)]  (CUDA)
  *
  * grid counts blocks (CUDA convention), block threads per block, smem the
  * dynamic shared memory in bytes; ks_launch_eval turns a grid line into the
@@ -19,8 +19,10 @@
  * size is rounded up to a multiple of its local size, so kernels must
  * bounds-check. scratch=(E) asks for one device scratch buffer of E bytes
  * (the largest over all lines), shared by the sequence and appended as the
- * last argument of every kernel. Pure parsing and arithmetic: no OpenCL here,
- * so the parent, the runner and the unit tests share it.
+ * last argument of every kernel. when=(E): the line is launched only where
+ * E is not 0 (a parameter that fuses a pass into an earlier kernel drops
+ * its launch: ks_launch_geom.skip). Pure parsing and arithmetic: no OpenCL
+ * here, so the parent, the runner and the unit tests share it.
  */
 #ifndef KS_LAUNCH_H
 #define KS_LAUNCH_H
@@ -36,6 +38,7 @@ typedef struct ks_launch {
   ks_expr *global[3], *local[3];
   ks_expr *scratch; /* NULL when the line has no scratch= */
   ks_expr *smem;    /* dynamic shared memory bytes (grid lines); or NULL */
+  ks_expr *when;    /* when=(E): launched only where E != 0; or NULL */
   bool grid_style;  /* grid=/block= (CUDA) rather than global=/local= */
   int line;         /* 1-based line in the source, for messages */
 } ks_launch;
@@ -50,6 +53,7 @@ typedef struct ks_launch_geom {
   int dims;
   size_t global[3], local[3]; /* global already rounded up to local */
   size_t smem;                /* dynamic shared memory bytes (CUDA) */
+  bool skip; /* when= is 0 for this workload and parameters: not launched */
 } ks_launch_geom;
 
 /* Parses the text after `launch` of one header line into *out. */

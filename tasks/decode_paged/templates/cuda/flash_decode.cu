@@ -6,8 +6,9 @@
 // ksearch: param WARPS in 8,4,2
 // ksearch: param PIPE in 0,1,2
 // ksearch: param MINW in 16,0
-// ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))), batch) block=(32 * WARPS, 1, 1) scratch=(4 * batch * heads_q * cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) * (head_dim + 2))
-// ksearch: launch kernel=fd_merge grid=(heads_q, batch, 1 + (cdiv(head_dim, 32) - 1) * min(1, floor(cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) / 64))) block=(256, 1, 1)
+// ksearch: param MERGE in 0,1
+// ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))), batch) block=(32 * WARPS, 1, 1) scratch=(4 * 65536 + 4 * batch * heads_q * cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) * (head_dim + 2))
+// ksearch: launch kernel=fd_merge when=(1 - MERGE) grid=(heads_q, batch, 1 + (cdiv(head_dim, 32) - 1) * min(1, floor(cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) / 64))) block=(256, 1, 1)
 //
 // CUDA template for tasks/decode_paged, family flash_decode (DESIGN.md:
 // Templates): flash-decoding whose inner loop runs on the tensor cores, so
@@ -39,6 +40,12 @@
 // softmax in float32 (log2 domain), the max per page by 2 shuffles, the sums
 // per lane (reduced once at the end). Warps merge in shared memory; a
 // sequence of one range writes o directly, others write (o, m, l) records.
+// MERGE=1: no pass 2; the last block of a (sequence, kv head) to finish
+// its range merges all ranges of its GQA group (a counter per pair in the
+// first 64 Ki words of scratch: 0xFFFFFFFF as the executor fills scratch at
+// load, so the last arrival sees ns - 2, and it puts the counter back),
+// saving the second launch and its drain (at batch 1 the merge pass and the
+// boundary were ~3 us of 42).
 // Pass 2 (fd_merge): a block per (q head, sequence[, 32 columns]) merges:
 // M = max m_s, o = sum o_s 2^(m_s - M) / sum l_s 2^(m_s - M), one online
 // pass of float4 reads spread over split lanes, 8 records in flight each.
@@ -54,6 +61,10 @@
 #ifndef SPLIT_BLOCKS
 #define SPLIT_BLOCKS 1048576
 #endif
+#ifndef MERGE
+#define MERGE 0 /* 1: the last block of each (sequence, kv head) merges */
+#endif
+#define FD_CNT 65536 /* scratch words before the records: MERGE's counters */
 #ifndef WARPS
 #define WARPS 8
 #endif
@@ -245,13 +256,52 @@ template <int D> __device__ __forceinline__ int vdim(int i, int g) {
   return D >= 64 ? 64 * (i / 4) + 8 * g + 2 * (i % 4) : 4 * g + 2 * i;
 }
 
+#if MERGE
+// The block that finishes a (sequence, kv head)'s ranges last merges them:
+// each block arrives once its records are written (fenced); the arrival
+// that sees ns - 2 (the counter starts at 0xFFFFFFFF) reads every range's
+// (m, l) and o part of the G heads, writes o and puts the counter back.
+template <int D>
+__device__ void merge_last(const float *rec, unsigned *cnt,
+                           __nv_bfloat16 *__restrict__ o, long h0, long G,
+                           long ns, long nsg, long ml_off, unsigned *flag) {
+  __syncthreads(); // every record of this block written
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const unsigned old = atomicAdd(cnt, 1u);
+    *flag = old + 2u == (unsigned)ns;
+    if (*flag)
+      __threadfence(); // the others' records before the reads below
+  }
+  __syncthreads();
+  if (!*flag)
+    return;
+  for (int idx = threadIdx.x; idx < G * D; idx += blockDim.x) {
+    const long hh = idx / D, d = idx % D, r0 = (h0 + hh) * nsg;
+    const float *ml = rec + ml_off + 2 * r0;
+    float M = -INFINITY;
+    for (long x = 0; x < ns; x++)
+      M = fmaxf(M, __ldcg(ml + 2 * x)); // finite: range 0 holds a token
+    float L = 0.f, O = 0.f;
+    for (long x = 0; x < ns; x++) {
+      const float w = exp2f(__ldcg(ml + 2 * x) - M);
+      L += w * __ldcg(ml + 2 * x + 1);
+      O += w * __ldcg(rec + (r0 + x) * D + d);
+    }
+    o[(h0 + hh) * D + d] = __float2bfloat16_rn(O / L);
+  }
+  if (threadIdx.x == 0)
+    atomicExch(cnt, 0xFFFFFFFFu); // ready for the next launch
+}
+#endif
+
 template <int D>
 __device__ void split_pass(
     const __nv_bfloat16 *__restrict__ qg, const __nv_bfloat16 *__restrict__ kc,
     const __nv_bfloat16 *__restrict__ vc, const int *__restrict__ page_table,
     const int *__restrict__ seq_lens, __nv_bfloat16 *__restrict__ o,
     long heads_q, long heads_kv, long max_pages, float *__restrict__ scratch,
-    float *smem, uint2 *qs) {
+    float *smem, uint2 *qs, unsigned *flag) {
   constexpr int NC = D / 16; // k chunks of S = Q K^T, m tiles of O^T
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2,
             q = lane & 3;
@@ -260,6 +310,7 @@ __device__ void split_pass(
   const long nsg = gridDim.y,
              h0 = b * heads_q + gk * G; // the group's first q head
   const long SP = fd_sp(gridDim.z, heads_kv, max_pages);
+  float *rec = scratch + FD_CNT; // the records (after MERGE's counters)
   const long p0 = (long)s * SP;
   // loads that need no sequence length first, so their latencies overlap:
   // the warp's first 32 page ids (inside the page table's row) and Q
@@ -280,6 +331,11 @@ __device__ void split_pass(
       qs[(2 * j + 1) * 32 + lane] = make_uint2(u.z, u.w);
     }
   const long len = seq_lens[b], np = fd_pages(seq_lens, b, max_pages);
+#if MERGE
+  if (np == 0 && s == 0) // no token: no softmax, the output is 0 (no pass 2)
+    for (int idx = threadIdx.x; idx < G * D; idx += 32 * WARPS)
+      o[(h0 + idx / D) * D + idx % D] = __float2bfloat16_rn(0.f);
+#endif
   if (p0 >= np)
     return; // the merge reads only the ranges that hold tokens (block-uniform)
   __syncthreads(); // qs
@@ -382,13 +438,23 @@ __device__ void split_pass(
     }
     // records: o part [b, h, split][D], then (m, l) pairs [b, h, split]
     const long r = (h0 + hh) * nsg + s;
-    scratch[r * D + d] = O;
+    rec[r * D + d] = O;
     if (d == 0) {
-      float *ml = scratch + gridDim.z * heads_q * nsg * D + 2 * r;
+      float *ml = rec + gridDim.z * heads_q * nsg * D + 2 * r;
       ml[0] = M, ml[1] = L;
     }
   }
+#if MERGE
+  if (ns > 1)
+    merge_last<D>(rec, (unsigned *)scratch + b * heads_kv + gk, o, h0, G, ns,
+                  nsg, gridDim.z * heads_q * nsg * D, flag);
+#endif
 }
+
+__device__ void fallback(const __nv_bfloat16 *q, const __nv_bfloat16 *kc,
+                         const __nv_bfloat16 *vc, const int *pt, long len,
+                         __nv_bfloat16 *oh, long h, long g, long heads_kv,
+                         long D);
 
 extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
     fd_split(const __nv_bfloat16 *__restrict__ q,
@@ -401,20 +467,38 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
   (void)batch, (void)num_pages;
   __shared__ __align__(16) float red[WARPS * 8 * (MAXD + 2)];
   __shared__ __align__(16) uint2 qs[MAXD / 16 * 32];
-  if (!fd_supported(heads_q, heads_kv, head_dim))
+  __shared__ unsigned mflag; // MERGE: this block merges
+  if (!fd_supported(heads_q, heads_kv, head_dim)) {
+#if MERGE // no pass 2: range 0's block answers its group the slow exact way
+    const long b = blockIdx.z, gk = blockIdx.x, G = heads_q / heads_kv;
+    if (blockIdx.y == 0) {
+      long len = seq_lens[b];
+      len = len < max_pages * PAGE ? len : max_pages * PAGE;
+      for (long hh = 0; hh < G; hh++) {
+        const long h = b * heads_q + gk * G + hh;
+        fallback(q, k_cache, v_cache, page_table + b * max_pages, len,
+                 o + h * head_dim, h, gk, heads_kv, head_dim);
+      }
+    }
+#endif
     return; // fd_merge's exact path answers these
+  }
+#if MERGE
+  if (batch * heads_kv > FD_CNT)
+    __trap(); // more (sequence, kv head) pairs than counters
+#endif
   switch (head_dim) {
   case 128:
     split_pass<128>(q, k_cache, v_cache, page_table, seq_lens, o, heads_q,
-                    heads_kv, max_pages, scratch, red, qs);
+                    heads_kv, max_pages, scratch, red, qs, &mflag);
     break;
   case 64:
     split_pass<64>(q, k_cache, v_cache, page_table, seq_lens, o, heads_q,
-                   heads_kv, max_pages, scratch, red, qs);
+                   heads_kv, max_pages, scratch, red, qs, &mflag);
     break;
   default:
     split_pass<32>(q, k_cache, v_cache, page_table, seq_lens, o, heads_q,
-                   heads_kv, max_pages, scratch, red, qs);
+                   heads_kv, max_pages, scratch, red, qs, &mflag);
     break;
   }
 }
@@ -500,8 +584,9 @@ extern "C" __global__ void __launch_bounds__(MT)
     return;
   }
   const long r0 = (b * heads_q + h) * nsg;
-  const float4 *ro = (const float4 *)(scratch + r0 * D);
-  const float *ml = scratch + batch * heads_q * nsg * D + 2 * r0;
+  const float *rec = scratch + FD_CNT; // after MERGE's counters
+  const float4 *ro = (const float4 *)(rec + r0 * D);
+  const float *ml = rec + batch * heads_q * nsg * D + 2 * r0;
   // gridDim.z = 1 (a block per row) or head_dim / 32 (32 columns each, when
   // a row has 64 ranges or more: one round of loads instead of several);
   // one pass, online: thread = (split lane sp, float4 column c4) takes
