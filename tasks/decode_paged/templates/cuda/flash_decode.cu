@@ -265,9 +265,11 @@ template <int D>
 __device__ void merge_last(const float *rec, unsigned *cnt,
                            __nv_bfloat16 *__restrict__ o, long h0, long G,
                            long ns, long nsg, long ml_off, unsigned *flag) {
-  __syncthreads(); // every record of this block written
+  // every thread's records visible device-wide before the arrival (each
+  // fences its own writes; the barrier then orders them before thread 0's)
+  __threadfence();
+  __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence();
     const unsigned old = atomicAdd(cnt, 1u);
     *flag = old + 2u == (unsigned)ns;
     if (*flag)
