@@ -31,6 +31,7 @@ void ks_runner_warm(unsigned char *const *p, const size_t *bytes,
 void ks_probe_move(const unsigned char *const *in, const size_t *in_bytes,
                    int n_in, unsigned char *const *out, const size_t *out_bytes,
                    int n_out, int nontemporal);
+double ks_probe_compute(double flops);
 
 typedef struct ex_wl {
   int64_t axes[KS_MAX_AXES];
@@ -443,6 +444,11 @@ static int serve(ex *x) {
         return 2;
       }
       x->cur = wl;
+      /* fl > 0: a compute probe of that many flops (host only) */
+      double fl =
+          x->dev_probe ? 0 : json_number_value(json_object_get(c, "fl"));
+      if (!(fl > 0 && fl < 1e15))
+        fl = 0;
       if (json_is_true(json_object_get(c, "evict")))
         evict(x);
       int64_t ns = 0;
@@ -453,13 +459,21 @@ static int serve(ex *x) {
         for (int i = 0; i < x->task.n_outputs; i++)
           ob += x->wl[wl].out_bytes[i];
         ns = (int64_t)x->be->probe_move(x->handle, ib, ob, true);
+      } else if (fl > 0) { /* the compute probe: fl flops of FMA chains */
+        int64_t t0 = ks_now_ns();
+        fl = ks_probe_compute(fl);
+        ns = ks_now_ns() - t0;
       } else {
         int64_t t0 = ks_now_ns();
         probe(x, wl, json_is_true(json_object_get(c, "nt")));
         ns = ks_now_ns() - t0;
       }
-      say("{\"ev\":\"probed\",\"id\":%lld,\"ns\":%lld}", (long long)id,
-          (long long)ns);
+      if (fl > 0)
+        say("{\"ev\":\"probed\",\"id\":%lld,\"ns\":%lld,\"fl\":%.0f}",
+            (long long)id, (long long)ns, fl);
+      else
+        say("{\"ev\":\"probed\",\"id\":%lld,\"ns\":%lld}", (long long)id,
+            (long long)ns);
     } else if (!strcmp(cmd, "exit")) {
       json_decref(c);
       return 0;

@@ -9,6 +9,8 @@
  * keeps the faster, so an honest kernel, which must move the same bytes,
  * cannot beat the probe by more than noise. Built with -O3 -march=native
  * -fopenmp like candidates, because it measures this machine. */
+#include "backend/roofline.h"
+
 #include <omp.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -124,4 +126,14 @@ void ks_probe_move(const unsigned char *const *in, const size_t *in_bytes,
 #endif
   }
   g_probe_sink = total;
+}
+
+/* The compute probe of a compute-bound workload: the roofline's FMA kernel
+ * (ks_fma_run, shared with `ksearch roofline`) for about `flops` flops on
+ * the executor's threads; the flops done. No honest kernel retires FP32
+ * flops faster than independent vector FMA chains on every thread. */
+double ks_probe_compute(double flops) {
+  double done = 0;
+  ks_fma_run(flops, omp_get_max_threads(), &done);
+  return done;
 }

@@ -48,6 +48,10 @@ ks_code ks_roofline_get(const char *backend, int threads, bool remeasure,
  * fits in cache overstates the bandwidth). Implemented in
  * c/roofline_native.c, which is compiled with -march=native -fopenmp. */
 ks_code ks_roofline_measure_c(int threads, ks_roofline *out, ks_err *err);
+/* About `flops` FP32 FMA flops on `threads` threads with the roofline's
+ * peak kernel; the wall seconds, and in *done (may be NULL) the flops done.
+ * The host compute probe (runner) and the cached peak share it. */
+double ks_fma_run(double flops, int threads, double *done);
 
 /* The OpenCL device's roofline (opencl/roofline_opencl.c): measured in a
  * child `ksearch-runner --opencl-roofline THREADS` with copy/triad/read/write

@@ -531,21 +531,14 @@ static ks_eval_status classify(const ks_task *task, const ks_judge_plan *p,
   return KS_EVAL_OK;
 }
 
-/* The probe's bandwidth is the footprint's only where moving its bytes
- * takes far longer than waking the threads of a parallel region: at the
- * cached bandwidth, at least this long. Smaller workloads are measured
- * against the cached roofline (their fractions are small anyway). */
-#define PROBE_MIN_NS 50000.0
-
 /* Whether the backend's kernels work in this machine's own memory (c, and
  * OpenCL on PoCL's CPU device), so the host probe is their ceiling. */
 static bool host_memory(const ks_evaluator *ev) {
   return !ks_backend_device_buffers(ev->be) || !strcmp(ev->be->name, "opencl");
 }
 
-/* The figures of one timed workload, in the terms eval_figures.c takes. */
-static bool workload_figures(ks_evaluator *ev, int i, ks_wl_result *w,
-                             double probe_best, char *why, size_t n) {
+/* What eval_figures.c needs of this evaluator for workload i. */
+static ks_figures_ctx figures_ctx(const ks_evaluator *ev, int i) {
   ks_figures_ctx c = {.task = ev->task,
                       .roof = ev->have_roof ? &ev->roof : NULL,
                       .host_memory = host_memory(ev),
@@ -553,6 +546,13 @@ static bool workload_figures(ks_evaluator *ev, int i, ks_wl_result *w,
                       .dc = ev->dc,
                       .have_base = ev->have_base,
                       .base_ns = ev->base_ns[i]};
+  return c;
+}
+
+/* The figures of one timed workload, in the terms eval_figures.c takes. */
+static bool workload_figures(ks_evaluator *ev, int i, ks_wl_result *w,
+                             double probe_best, char *why, size_t n) {
+  ks_figures_ctx c = figures_ctx(ev, i);
   return ks_eval_workload_figures(&c, i, w, probe_best, why, n);
 }
 
@@ -650,6 +650,11 @@ static ks_code evaluate(ks_evaluator *ev, ks_candidate *cand,
    * with probe_move measures its own (DESIGN.md: Ceiling probe) */
   plan.probe =
       ev->opts.timing && (host_memory(ev) || ks_backend_device_probe(ev->be));
+  /* a compute-bound workload on the host: the compute probe */
+  for (int i = 0; plan.probe && i < task->n_workloads; i++) {
+    ks_figures_ctx fc = figures_ctx(ev, i);
+    plan.probe_flops[i] = ks_eval_compute_probe_flops(&fc, i);
+  }
   if (ev->opts.timing && beside) {
     /* the yardstick of a comparison: beside every timed set */
     plan.anchor_artifact = beside;
@@ -707,27 +712,8 @@ static ks_code evaluate(ks_evaluator *ev, ks_candidate *cand,
       w->baseline_beside_ns = j->anchor_ns_min;
       w->anchor_reps = j->anchor_reps;
     }
-    double cached = ev->have_roof ? ev->roof.bandwidth_gbps : 0;
-    /* a footprint large enough to be a bandwidth: by the cached figure,
-     * else (mlx has no roofline of its own) by the probe's own time */
-    double est_ns = cached > 0 ? j->probe_bytes / cached : j->probe_ns_min;
-    if (j->probe_ns_min > 0 && est_ns >= PROBE_MIN_NS) {
-      w->probe_gbps = j->probe_bytes / j->probe_ns_min;
-      w->probe_spread =
-          (j->probe_ns_median - j->probe_ns_min) / j->probe_ns_min;
-      w->ceiling_gbps = w->probe_gbps;
-      double cost = ks_task_cost_bytes(task, &task->workloads[i]);
-      if (j->probe_ratio > 0 && j->time_ns > 0) {
-        w->paired_fraction = cost / j->probe_bytes * j->probe_ratio;
-        w->probe_pairs = j->probe_pairs;
-        /* the probe's time beside this candidate, as the pairs have it
-         * (ratio x the candidate's time), over its time at the cached
-         * bandwidth */
-        if (cached > 0)
-          w->probe_drift =
-              j->probe_ratio * j->time_ns / (j->probe_bytes / cached);
-      }
-    }
+    ks_figures_ctx fc = figures_ctx(ev, i);
+    ks_eval_probe_figures(&fc, i, j, w);
   }
   ks_judge_out_free(&o);
   double logsum = 0, vlog = 0, baselog = 0, probe_best = 0;

@@ -66,8 +66,13 @@ typedef struct ks_wl_result {
   double probe_drift;
   double ceiling_gbps; /* the bandwidth the fraction was taken over */
   bool ceiling_probed; /* true: the probe; false: the cached roofline */
-  bool clock_verified; /* false: faster than the judge's clock resolves */
-  bool speedup_capped; /* capped at the verified workloads' mean */
+  /* a compute-bound workload (by the cached roofline) is probed for FLOP/s
+   * instead (the roofline's FMA kernel beside every timed rep): its fastest
+   * probe and the FLOP/s the fraction was taken over; 0 if not */
+  double probe_gflops, ceiling_gflops;
+  bool ceiling_compute; /* the fraction's floor is its FLOPs, not bytes */
+  bool clock_verified;  /* false: faster than the judge's clock resolves */
+  bool speedup_capped;  /* capped at the verified workloads' mean */
   /* device backends: the kernels' own time (events), which speedup, gbps
    * and roofline_fraction then use on a GPU; and the speedup over the
    * task's device baseline (tasks/<t>/baseline/<backend>.*), 0 if none */

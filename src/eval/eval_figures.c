@@ -1,12 +1,113 @@
 /* eval_figures.c — the figures of one timed workload (DESIGN.md: Evaluation,
- * Ceiling probe, "Faster than the hardware allows is a cheat"): time,
- * speedups over the reference and the device baseline, GB/s and GFLOP/s,
- * the roofline fraction against the ceiling probed beside it (or the cached
- * roofline), and the implausibility verdict. Split from eval.c, which runs
- * the judge; this file only turns what was measured into figures. */
+ * Ceiling probe, "Faster than the hardware allows is a cheat"): what the
+ * probe beside it measured (a bandwidth, or FLOP/s for a compute-bound
+ * workload), time, speedups over the reference and the device baseline,
+ * GB/s and GFLOP/s, the roofline fraction against the ceiling probed beside
+ * it (or the cached roofline), and the implausibility verdict. Split from
+ * eval.c, which runs the judge; this file only turns what was measured into
+ * figures. */
 #include "eval/eval_figures.h"
 
 #include <stdio.h>
+
+/* The probe's figure is the footprint's only where the probe takes far
+ * longer than waking the threads of a parallel region: by the cached
+ * roofline, at least this long. Smaller workloads are measured against the
+ * cached roofline (their fractions are small anyway). */
+#define PROBE_MIN_NS 50000.0
+
+double ks_eval_compute_probe_flops(const ks_figures_ctx *c, int i) {
+  const ks_workload *wl = &c->task->workloads[i];
+  if (!c->host_memory || !c->roof || c->roof->peak_gflops <= 0 ||
+      c->roof->bandwidth_gbps <= 0)
+    return 0;
+  double flops = ks_task_cost_flops(c->task, wl);
+  double bytes = ks_task_cost_bytes(c->task, wl);
+  double comp_ns = flops / c->roof->peak_gflops;
+  if (comp_ns <= bytes / c->roof->bandwidth_gbps || comp_ns < PROBE_MIN_NS)
+    return 0;
+  return flops;
+}
+
+void ks_eval_probe_figures(const ks_figures_ctx *c, int i, const ks_judge_wl *j,
+                           ks_wl_result *w) {
+  const ks_workload *wl = &c->task->workloads[i];
+  if (j->probe_ns_min <= 0)
+    return;
+  double spread = (j->probe_ns_median - j->probe_ns_min) / j->probe_ns_min;
+  bool paired = j->probe_ratio > 0 && j->time_ns > 0;
+  if (j->probe_flops > 0) { /* the compute probe: FLOP/s */
+    double peak = c->roof ? c->roof->peak_gflops : 0;
+    w->probe_gflops = j->probe_flops / j->probe_ns_min;
+    w->ceiling_gflops = w->probe_gflops;
+    w->probe_spread = spread;
+    if (paired) {
+      w->paired_fraction =
+          ks_task_cost_flops(c->task, wl) / j->probe_flops * j->probe_ratio;
+      w->probe_pairs = j->probe_pairs;
+      if (peak > 0)
+        w->probe_drift = j->probe_ratio * j->time_ns / (j->probe_flops / peak);
+    }
+    return;
+  }
+  double cached = c->roof ? c->roof->bandwidth_gbps : 0;
+  /* a footprint large enough to be a bandwidth: by the cached figure,
+   * else (mlx has no roofline of its own) by the probe's own time */
+  double est_ns = cached > 0 ? j->probe_bytes / cached : j->probe_ns_min;
+  if (est_ns < PROBE_MIN_NS)
+    return;
+  w->probe_gbps = j->probe_bytes / j->probe_ns_min;
+  w->probe_spread = spread;
+  w->ceiling_gbps = w->probe_gbps;
+  if (paired) {
+    w->paired_fraction =
+        ks_task_cost_bytes(c->task, wl) / j->probe_bytes * j->probe_ratio;
+    w->probe_pairs = j->probe_pairs;
+    /* the probe's time beside this candidate, as the pairs have it (ratio
+     * x the candidate's time), over its time at the cached bandwidth */
+    if (cached > 0)
+      w->probe_drift = j->probe_ratio * j->time_ns / (j->probe_bytes / cached);
+  }
+}
+
+/* The verdict of a workload probed for FLOP/s: its compute side against the
+ * probe (the roofline's own FMA kernel on every thread, the same minute)
+ * with the probe's noise margin, or, where the probe was starved (under
+ * half the cached peak), against the most any chip could do with a margin
+ * of 1; its memory side against the cached bandwidth with a margin of 1. */
+static bool compute_verdict(const ks_figures_ctx *c, int i,
+                            const ks_wl_result *w, double t, double bytes,
+                            double flops, double peak, double bw, char *why,
+                            size_t n) {
+  double cached_peak = c->roof ? c->roof->peak_gflops : 0;
+  bool starved = cached_peak > 0 && w->probe_gflops < 0.5 * cached_peak;
+  double cpeak = starved ? c->threads * 320.0 : peak;
+  double cmargin = starved ? 1.0 : 0.05 + w->probe_spread;
+  double fc = cpeak > 0 ? flops / (cpeak * 1e9) / (t * 1e-9) : 0;
+  double fm = bw > 0 ? bytes / (bw * 1e9) / (t * 1e-9) : 0;
+  bool comp = fc > 1 + cmargin;
+  if (!comp && !(fm > 2.0))
+    return false;
+  char name[256];
+  ks_workload_format(c->task, &c->task->workloads[i], name, sizeof name);
+  if (comp)
+    snprintf(why, n,
+             "faster than the hardware allows on %s: %.0f ns measured for "
+             "%.3g flops at %.1f GFLOP/s (%s): fraction %.2f > 1 + %.2f "
+             "noise margin",
+             name, t, flops, cpeak,
+             starved ? "the most any CPU thread retires; the compute probe "
+                       "was starved"
+                     : "the compute probe beside it",
+             fc, cmargin);
+  else
+    snprintf(why, n,
+             "faster than the hardware allows on %s: %.0f ns measured where "
+             "moving %.0f bytes at %.1f GB/s (cached roofline) takes %.0f "
+             "ns: fraction %.2f > 1 + 1.00 noise margin",
+             name, t, bytes, bw, bytes / bw, fm);
+  return true;
+}
 
 /* Figures of one timed workload; true when it was faster than the
  * hardware allows (fraction above 1 + the measured noise margin). */
@@ -40,6 +141,23 @@ bool ks_eval_workload_figures(const ks_figures_ctx *c, int i, ks_wl_result *w,
    * so only twice it is a verdict */
   double bw = c->roof ? c->roof->bandwidth_gbps : 0;
   bw = probe_best > bw ? probe_best : bw;
+  /* probed for FLOP/s: the fraction's compute side is against the FLOP/s
+   * the pairs give at the candidate's time, its memory side cached */
+  if (w->probe_gflops > 0) {
+    double peak = w->paired_fraction > 0 ? flops / t / w->paired_fraction
+                                         : w->probe_gflops;
+    w->ceiling_probed = true;
+    w->ceiling_gflops = peak;
+    w->ceiling_gbps = bw;
+    double floor_s = flops / (peak * 1e9);
+    w->ceiling_compute = true;
+    if (bw > 0 && bytes / (bw * 1e9) > floor_s) {
+      floor_s = bytes / (bw * 1e9);
+      w->ceiling_compute = false;
+    }
+    w->roofline_fraction = floor_s / (t * 1e-9);
+    return compute_verdict(c, i, w, t, bytes, flops, peak, bw, why, n);
+  }
   double margin = 1.0;
   w->ceiling_probed = false;
   if (w->probe_gbps > 0) {
@@ -64,6 +182,7 @@ bool ks_eval_workload_figures(const ks_figures_ctx *c, int i, ks_wl_result *w,
     peak = c->roof->tc_gflops;
   if (peak > 0) {
     double cs = flops / (peak * 1e9);
+    w->ceiling_compute = cs > floor_s;
     floor_s = cs > floor_s ? cs : floor_s;
   }
   w->roofline_fraction = floor_s > 0 ? floor_s / (t * 1e-9) : 0;

@@ -4,6 +4,7 @@
 #define KS_EVAL_FIGURES_H
 
 #include "eval/eval.h"
+#include "eval/judge.h"
 
 /* What the figures of a workload depend on besides its own timings. */
 typedef struct ks_figures_ctx {
@@ -20,6 +21,16 @@ typedef struct ks_figures_ctx {
  * hardware allows (fraction above 1 + the measured noise margin), with the
  * reason in why. probe_best: the best probe bandwidth of this evaluation
  * (for workloads too small to probe). */
+/* > 0: workload i is compute-bound by the cached roofline (and long enough
+ * to probe): its probe is the compute probe of this many flops (the task's
+ * cost model); 0: the probe moves its bytes (DESIGN.md: Ceiling probe). */
+double ks_eval_compute_probe_flops(const ks_figures_ctx *c, int i);
+
+/* What the probe beside workload i measured, into w: the probe's figure
+ * (GB/s or GFLOP/s), its spread, the paired fraction and the drift. */
+void ks_eval_probe_figures(const ks_figures_ctx *c, int i, const ks_judge_wl *j,
+                           ks_wl_result *w);
+
 bool ks_eval_workload_figures(const ks_figures_ctx *c, int i, ks_wl_result *w,
                               double probe_best, char *why, size_t n);
 

@@ -56,7 +56,11 @@ json_t *ks_eval_result_to_json(const ks_task *task, const ks_eval_result *r) {
     json_object_set_new(wj, "ceiling_gbps", num(w->ceiling_gbps));
     json_object_set_new(wj, "ceiling",
                         json_string(w->ceiling_probed ? "probe" : "cached"));
+    json_object_set_new(wj, "ceiling_kind",
+                        json_string(w->ceiling_compute ? "compute" : "memory"));
     json_object_set_new(wj, "probe_gbps", num(w->probe_gbps));
+    json_object_set_new(wj, "probe_gflops", num(w->probe_gflops));
+    json_object_set_new(wj, "ceiling_gflops", num(w->ceiling_gflops));
     json_object_set_new(wj, "probe_pairs", json_integer(w->probe_pairs));
     json_object_set_new(wj, "probe_drift", num(w->probe_drift));
     json_object_set_new(wj, "judge_window_ns_min", num(w->window_ns_min));

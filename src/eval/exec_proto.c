@@ -23,7 +23,7 @@ static const ev_spec k_specs[] = {
     {"prepped", KS_EV_PREPPED, {"id"}, {NULL}},
     {"ret", KS_EV_RET, {"id", "ns"}, {"dev_ns"}},
     {"collected", KS_EV_COLLECTED, {"id"}, {"fail"}},
-    {"probed", KS_EV_PROBED, {"id", "ns"}, {NULL}},
+    {"probed", KS_EV_PROBED, {"id", "ns"}, {"fl"}},
     {"error", KS_EV_ERROR, {"code", "message"}, {NULL}},
     {"alloc_failed", KS_EV_ALLOC, {"bytes"}, {NULL}},
     {"sigsys", KS_EV_SIGSYS, {"nr"}, {NULL}},
@@ -118,6 +118,8 @@ bool ks_exec_parse_event(const char *line, size_t len, ks_exec_event *ev,
   case KS_EV_PROBED:
     ok = (get_count(o, "id", &ev->id) || (bad = "id", false)) &&
          (get_count(o, "ns", &ev->ns) || (bad = "ns", false));
+    if (ok && json_object_get(o, "fl"))
+      ok = get_count(o, "fl", &ev->value) || (bad = "fl", false);
     break;
   case KS_EV_COLLECTED:
     ok = get_count(o, "id", &ev->id) || (bad = "id", false);

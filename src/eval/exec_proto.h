@@ -41,7 +41,7 @@ typedef enum ks_exec_ev_kind {
   KS_EV_PREPPED,   /* {"ev":"prepped","id":N} */
   KS_EV_RET,       /* {"ev":"ret","id":N,"ns":T[,"dev_ns":D]} */
   KS_EV_COLLECTED, /* {"ev":"collected","id":N[,"fail":"why"]} */
-  KS_EV_PROBED,    /* {"ev":"probed","id":N,"ns":T} */
+  KS_EV_PROBED,    /* {"ev":"probed","id":N,"ns":T[,"fl":F]} */
   KS_EV_ERROR,     /* {"ev":"error","code":C,"message":"..."} setup */
   KS_EV_ALLOC,     /* {"ev":"alloc_failed","bytes":B} any time */
   KS_EV_SIGSYS,    /* {"ev":"sigsys","nr":N} any time, then death */
@@ -53,7 +53,8 @@ typedef struct ks_exec_event {
   int64_t id;     /* commands' answers */
   int64_t ns;     /* ret, probed: the executor's own time of the call */
   int64_t dev_ns; /* ret: device time, -1 when not sent */
-  int64_t value;  /* error: code; alloc_failed: bytes; sigsys/fault: nr */
+  int64_t value;  /* error: code; alloc_failed: bytes; sigsys/fault: nr;
+                     probed: the compute probe's flops (0: bytes moved) */
   char text[512]; /* error: message; collected: fail; fault: what */
 } ks_exec_event;
 

@@ -333,16 +333,20 @@ static bool judge_outputs(judge_ctx *c, const ks_workload *w, const layout *l,
   return ok;
 }
 
-static bool probe_once(judge_ctx *c, int wi, int k, int64_t *ns) {
+/* One probe call; *fl: the compute probe's flops done (0: bytes moved). */
+static bool probe_once(judge_ctx *c, int wi, int k, int64_t *ns, double *fl) {
   ks_exec_event ev;
-  char cmd[96];
+  char cmd[128], extra[40] = "";
+  if (c->p->probe_flops[wi] > 0)
+    snprintf(extra, sizeof extra, ",\"fl\":%.0f", c->p->probe_flops[wi]);
   snprintf(cmd, sizeof cmd,
-           "\"cmd\":\"probe\",\"wl\":%d,\"evict\":%s,\"nt\":%s", wi,
-           c->p->evict ? "true" : "false", k % 2 ? "true" : "false");
+           "\"cmd\":\"probe\",\"wl\":%d,\"evict\":%s,\"nt\":%s%s", wi,
+           c->p->evict ? "true" : "false", k % 2 ? "true" : "false", extra);
   ks_exec_thaw(&c->probe);
   if (!ks_exec_ask(&c->probe, cmd, KS_EV_PROBED, &ev, NULL))
     return false;
   *ns = ev.ns;
+  *fl = (double)ev.value;
   return ks_exec_freeze(&c->probe);
 }
 
@@ -490,15 +494,20 @@ static bool run_workload(judge_ctx *c, int wi) {
        * them (a slower anchor or a lower ceiling would only flatter it) */
       double tb = ks_now();
       int64_t pns;
-      if (c->have_probe && probe_once(c, wi, k, &pns)) {
+      double pfl = 0;
+      if (c->have_probe && probe_once(c, wi, k, &pns, &pfl)) {
         pr[np++] = (double)pns;
+        /* a compute probe has one variant: its pairs pool */
+        int v = pfl > 0 ? 0 : k % 2;
+        if (pfl > 0)
+          r->probe_flops = pfl;
         /* the candidate's time of this rep as the judge counts it: never
          * less than its exchange less the round trip */
         double tk = (double)window - c->o->ping_ns;
         tk = p->reference || (double)claimed > tk ? (double)claimed : tk;
         if (tk > 0) {
-          pp[k % 2][npq[k % 2]] = (double)pns;
-          pc[k % 2][npq[k % 2]++] = tk;
+          pp[v][npq[v]] = (double)pns;
+          pc[v][npq[v]++] = tk;
         }
       }
       int64_t ans;

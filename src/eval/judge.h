@@ -47,6 +47,9 @@ typedef struct ks_judge_plan {
   const char *ref_dir;          /* reference outputs: read or written */
   bool evict;                   /* flush caches before timed reps */
   bool probe;                   /* run the ceiling probe beside them */
+  /* > 0: that workload's probe is the compute probe (this many flops of
+   * FMA chains) instead of moving its bytes (a compute-bound workload) */
+  double probe_flops[KS_MAX_WORKLOADS];
   double timeout_s;
   int64_t mem_limit_bytes;
   double cpu_limit_s;
@@ -75,6 +78,7 @@ typedef struct ks_judge_wl {
   double probe_ns_min; /* fastest ceiling probe, 0 if none */
   double probe_ns_median;
   double probe_bytes; /* what one probe moved */
+  double probe_flops; /* what one compute probe did; 0: a bytes probe */
   /* probe time / candidate time over the timed reps, each candidate rep
    * paired with the probe run right after it (ks_pair_ratio: the median of
    * the pairs neither of which was pre-empted), for each of the probe's two

@@ -1,11 +1,12 @@
 /* test_exec_proto.c — the judge's reader of the executor stream
  * (src/eval/exec_proto.c) and its end of the channel (exec_client.c): every
- * valid event parses; unknown events and fields, wrong types, negative
- * numbers, duplicate keys, NUL bytes, oversized and truncated lines and
- * random bytes never do; a hostile executor (tests/fake_executor/hostile.py)
- * that answers twice, early, with another id, oversized, with garbage, an
- * unknown event or an extra field is a protocol violation, while one that
- * sends a valid answer a byte at a time is accepted. */
+ * valid event parses (the probe's optional flops among them); unknown events
+ * and fields, wrong types, negative numbers, duplicate keys, NUL bytes,
+ * oversized and truncated lines and random bytes never do; a hostile executor
+ * (tests/fake_executor/hostile.py) that answers twice, early, with another id,
+ * oversized, with garbage, an unknown event or an extra field is a protocol
+ * violation, while one that sends a valid answer a byte at a time is accepted.
+ */
 #include "eval/exec_client.h"
 #include "eval/exec_proto.h"
 #include "util/util.h"
@@ -30,6 +31,7 @@ static const char *const k_valid[] = {
     "{\"ev\":\"collected\",\"id\":6}",
     "{\"ev\":\"collected\",\"id\":6,\"fail\":\"wrote past the end\"}",
     "{\"ev\":\"probed\",\"id\":7,\"ns\":99}",
+    "{\"ev\":\"probed\",\"id\":7,\"ns\":99,\"fl\":268435456}",
     "{\"ev\":\"error\",\"code\":3,\"message\":\"no device\"}",
     "{\"ev\":\"alloc_failed\",\"bytes\":68719476736}",
     "{\"ev\":\"sigsys\",\"nr\":57}",
@@ -50,6 +52,12 @@ Test(exec_proto, every_valid_event_parses) {
   cr_assert_eq(ev.id, 5);
   cr_assert_eq(ev.ns, 1234);
   cr_assert_eq(ev.dev_ns, -1);
+  /* the compute probe says the flops it did */
+  cr_assert(
+      parse("{\"ev\":\"probed\",\"id\":7,\"ns\":99,\"fl\":4096}", &ev, why));
+  cr_assert_eq(ev.value, 4096);
+  cr_assert(parse("{\"ev\":\"probed\",\"id\":7,\"ns\":99}", &ev, why));
+  cr_assert_eq(ev.value, 0);
 }
 
 Test(exec_proto, off_protocol_lines_are_refused_with_a_reason) {
@@ -72,6 +80,9 @@ Test(exec_proto, off_protocol_lines_are_refused_with_a_reason) {
       "{\"ev\":\"error\",\"code\":3}",
       "{\"ev\":\"collected\",\"id\":1,\"fail\":7}",
       "{\"ev\":\"ready\",\"score\":1e9}",
+      "{\"ev\":\"probed\",\"id\":7,\"ns\":99,\"fl\":-5}",
+      "{\"ev\":\"probed\",\"id\":7,\"ns\":99,\"fl\":\"many\"}",
+      "{\"ev\":\"probed\",\"id\":7,\"ns\":99,\"fl\":2.5}",
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     ks_exec_event ev;

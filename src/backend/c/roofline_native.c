@@ -322,6 +322,23 @@ static double k_fma(long iters, int threads) {
   return t;
 }
 
+/* The host compute probe (DESIGN.md: Ceiling probe) runs the roofline's own
+ * FMA kernel, so the figure beside a timing and the cached one are the same
+ * measurement: about `flops` FP32 flops on `threads` threads (at least one
+ * iteration each), returning the wall seconds and, in *done, the flops
+ * actually done. */
+double ks_fma_run(double flops, int threads, double *done) {
+  if (threads < 1)
+    threads = 1;
+  double per_iter = 2.0 * KS_FV_LANES * KS_NACC * threads;
+  long iters = (long)(flops / per_iter + 0.5);
+  if (iters < 1)
+    iters = 1;
+  if (done)
+    *done = per_iter * (double)iters;
+  return k_fma(iters, threads);
+}
+
 static void measure_flops(int threads, ks_roofline *r) {
   long iters = 1L << 14;
   double t;
