@@ -54,6 +54,7 @@ PY
     grep -q "param SELECT" "$tpl" && variants+=(SELECT=1)
     grep -q "param MINTOK" "$tpl" && variants+=(MINTOK=64)
     grep -q "param BQ" "$tpl" && variants+=(BQ=8)
+    grep -q "param QR" "$tpl" && variants+=(QR=1 QR=2)
     grep -q "param TOKENS" "$tpl" && variants+=(TOKENS=64)
     grep -q "param MR" "$tpl" && variants+=(MR=6)
     grep -q "param ROWS" "$tpl" && variants+=(ROWS=4)

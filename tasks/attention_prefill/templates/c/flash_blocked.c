@@ -5,6 +5,7 @@
 // ksearch: param BQ in 32,16,64,8
 // ksearch: param BKV in 64,32,128
 // ksearch: param SCHED in 2,0,1
+// ksearch: param QR in 4,2,1
 //
 // Template for tasks/attention_prefill, family flash_blocked (FlashAttention
 // on the CPU): one task per (batch, q head, block of BQ queries); key/value
@@ -18,6 +19,9 @@
 //   BQ     queries per task (reuse of each widened K/V block)
 //   BKV    keys per block
 //   SCHED  OpenMP schedule over tasks: 0 static, 1 dynamic, 2 guided
+//   QR     queries per register block: their scores share each loaded row
+//          of K^T, their P V updates each loaded row of V (held in
+//          registers over 2 vectors of head_dim at a time)
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,7 +39,11 @@
 #ifndef SCHED
 #define SCHED 2
 #endif
+#ifndef QR
+#define QR 4
+#endif
 _Static_assert(BKV % VEC == 0, "BKV must be a multiple of VEC");
+_Static_assert(QR >= 1 && BQ % QR == 0, "QR must divide BQ");
 
 #define KS_STR_(x) #x
 #define KS_PRAGMA(x) _Pragma(KS_STR_(x))
@@ -100,7 +108,8 @@ void attention_prefill(const uint16_t *restrict q, const uint16_t *restrict k,
                        int64_t batch, int64_t heads_q, int64_t heads_kv,
                        int64_t seqlen, int64_t head_dim) {
   int64_t group = heads_q / heads_kv, D = head_dim;
-  int64_t Dp = (D + VEC - 1) / VEC * VEC; // padded head_dim
+  // head_dim padded to whole pairs of vectors (the P V register tile)
+  int64_t Dp = (D + 2 * VEC - 1) / (2 * VEC) * (2 * VEC);
   float scale = 1.0f / sqrtf((float)D);
   int64_t nqb = (seqlen + BQ - 1) / BQ, ntask = batch * heads_q * nqb;
   int par = ntask > 1 && seqlen * seqlen * D * heads_q * batch > (1 << 16);
@@ -143,50 +152,100 @@ void attention_prefill(const uint16_t *restrict q, const uint16_t *restrict k,
             kt[x * BKV + j] = bf(kh[(j0 + j) * D + x]);
             vb[j * Dp + x] = bf(vh[(j0 + j) * D + x]);
           }
-        for (int64_t i = 0; i < nq; i++) {
-          int64_t qi = i0 + i;
-          if (qi < j0)
-            continue; // every key of this block is in this query's future
-          vf sv[BKV / VEC];
-          for (int c = 0; c < BKV / VEC; c++)
-            sv[c] = (vf){0};
-          for (int64_t x = 0; x < D; x++) {
-            vf qx = (vf){0} + qs[i * Dp + x];
+        for (int64_t i = 0; i < nq; i += QR) {
+          int64_t nr = nq - i < QR ? nq - i : QR; // queries of this group
+          int64_t qlast = i0 + i + nr - 1;
+          if (qlast < j0)
+            continue; // every key of this block is in the group's future
+          // scores of QR queries at once: each K^T row is loaded once
+          // (rows of qs past nq hold earlier, finite values; unused)
+          vf sv[QR][BKV / VEC];
+          for (int r = 0; r < QR; r++)
             for (int c = 0; c < BKV / VEC; c++)
-              sv[c] += qx * vload(kt + x * BKV + c * VEC);
+              sv[r][c] = (vf){0};
+          for (int64_t x = 0; x < D; x++) {
+            vf kx[BKV / VEC];
+            for (int c = 0; c < BKV / VEC; c++)
+              kx[c] = vload(kt + x * BKV + c * VEC);
+            for (int r = 0; r < QR; r++) {
+              vf qx = (vf){0} + qs[(i + r) * Dp + x];
+              for (int c = 0; c < BKV / VEC; c++)
+                sv[r][c] += qx * kx[c];
+            }
           }
-          float bmax = -INFINITY;
-          for (int c = 0; c < BKV / VEC; c++) {
-            vstore(s[i] + c * VEC, sv[c]);
+          float alpha[QR];
+          for (int r = 0; r < QR; r++) {
+            float *sr = s[i + r];
+            int64_t qi = i0 + i + r;
+            // visible keys of this query in this block (none: its p row is
+            // 0 and its state stays; also the group's unused rows)
+            int64_t lim = qi - j0 + 1 < nk ? qi - j0 + 1 : nk;
+            if (r >= nr || lim <= 0) {
+              for (int64_t j = 0; j < BKV; j++)
+                sr[j] = 0;
+              alpha[r] = 1;
+              continue;
+            }
+            float bmax = -INFINITY;
+            if (lim >= BKV) { // every key visible: the max in registers
+              vf mx = sv[r][0];
+              for (int c = 1; c < BKV / VEC; c++) {
+                vi gt = sv[r][c] > mx;
+                mx = (vf)(((vi)sv[r][c] & gt) | ((vi)mx & ~gt));
+              }
+              for (int e = 0; e < VEC; e++)
+                bmax = mx[e] > bmax ? mx[e] : bmax;
+            } else { // the diagonal block: keys past the query masked
+              for (int c = 0; c < BKV / VEC; c++)
+                vstore(sr + c * VEC, sv[r][c]);
+              for (int64_t j = 0; j < BKV; j++) {
+                if (j >= lim)
+                  sr[j] = -INFINITY;
+                else if (sr[j] > bmax)
+                  bmax = sr[j];
+              }
+              for (int c = 0; c < BKV / VEC; c++)
+                sv[r][c] = vload(sr + c * VEC);
+            }
+            int64_t ir = i + r;
+            float mnew = bmax > mrow[ir] ? bmax : mrow[ir];
+            alpha[r] = expf(mrow[ir] - mnew); // 0 on the first block
+            vf mv = (vf){0} + mnew, lsum = (vf){0};
+            for (int c = 0; c < BKV / VEC; c++) {
+              vf p = vexp(sv[r][c] - mv); // masked: 0
+              lsum += p;
+              vstore(sr + c * VEC, p);
+            }
+            float l = 0;
+            for (int e = 0; e < VEC; e++)
+              l += lsum[e];
+            lrow[ir] = lrow[ir] * alpha[r] + l;
+            mrow[ir] = mnew;
           }
-          int64_t lim = qi - j0 + 1 < nk ? qi - j0 + 1 : nk; // visible keys
-          for (int64_t j = 0; j < BKV; j++) {
-            if (j >= lim)
-              s[i][j] = -INFINITY;
-            else if (s[i][j] > bmax)
-              bmax = s[i][j];
-          }
-          float mnew = bmax > mrow[i] ? bmax : mrow[i];
-          float alpha = expf(mrow[i] - mnew); // 0 on the first block
-          vf mv = (vf){0} + mnew, lsum = (vf){0};
-          for (int c = 0; c < BKV / VEC; c++) {
-            vf p = vexp(vload(s[i] + c * VEC) - mv);
-            lsum += p;
-            vstore(s[i] + c * VEC, p);
-          }
-          float l = 0;
-          for (int e = 0; e < VEC; e++)
-            l += lsum[e];
-          lrow[i] = lrow[i] * alpha + l;
-          mrow[i] = mnew;
-          float *ai = acc + i * Dp;
-          for (int64_t x = 0; x < Dp; x += VEC)
-            vstore(ai + x, vload(ai + x) * alpha);
-          for (int64_t j = 0; j < lim; j++) {
-            vf pj = (vf){0} + s[i][j];
-            const float *vj = vb + j * Dp;
-            for (int64_t x = 0; x < Dp; x += VEC)
-              vstore(ai + x, vload(ai + x) + pj * vload(vj + x));
+          // O = alpha O + P V for the group, 2 vectors of head_dim at a
+          // time in registers: each V row is loaded once for QR queries
+          int64_t jmax = qlast - j0 + 1 < nk ? qlast - j0 + 1 : nk;
+          for (int64_t x = 0; x < Dp; x += 2 * VEC) {
+            vf a0[QR], a1[QR];
+            for (int r = 0; r < QR; r++) {
+              float *ai = acc + (i + r) * Dp + x;
+              a0[r] = vload(ai) * alpha[r];
+              a1[r] = vload(ai + VEC) * alpha[r];
+            }
+            for (int64_t j = 0; j < jmax; j++) {
+              const float *vj = vb + j * Dp + x;
+              vf v0 = vload(vj), v1 = vload(vj + VEC);
+              for (int r = 0; r < QR; r++) {
+                vf pj = (vf){0} + s[i + r][j];
+                a0[r] += pj * v0;
+                a1[r] += pj * v1;
+              }
+            }
+            for (int r = 0; r < QR; r++) {
+              float *ai = acc + (i + r) * Dp + x;
+              vstore(ai, a0[r]);
+              vstore(ai + VEC, a1[r]);
+            }
           }
         }
       }
