@@ -116,7 +116,7 @@ Test(eval_figures, a_compute_bound_workload_gets_the_compute_probe) {
   gemm_ctx(&t, &wl, &roof, &c);
   double flops = ks_task_cost_flops(&t, &t.workloads[wl]);
   cr_expect_float_eq(ks_eval_compute_probe_flops(&c, wl), flops, 1e-6);
-  /* the same workload on a machine with a far lower peak than bandwidth
+  /* the same workload on a machine whose peak is far above its bandwidth
    * would be memory-bound: the probe moves its bytes */
   roof.peak_gflops = 1e6;
   cr_expect_eq(ks_eval_compute_probe_flops(&c, wl), 0);
