@@ -347,7 +347,10 @@ static bool probe_once(judge_ctx *c, int wi, int k, int64_t *ns, double *fl) {
     return false;
   *ns = ev.ns;
   *fl = (double)ev.value;
-  return ks_exec_freeze(&c->probe);
+  /* an answer of the other kind (flops asked, bytes moved, or the
+   * reverse) measured something else: no probe for this rep */
+  bool same = (c->p->probe_flops[wi] > 0) == (ev.value > 0);
+  return ks_exec_freeze(&c->probe) && same;
 }
 
 /* One anchor call on the inputs the candidate just had. false: the anchor
