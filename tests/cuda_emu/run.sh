@@ -135,16 +135,17 @@ cases=(
   "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS|U=8 NCH=32 CH=8|1 7 9"
   "mamba_mlx|mamba_mlx/templates/mlx/thread_per_channel.cu|TPC|TG=32|2 50 40"
 )
-i=0
-for c in "${cases[@]}"; do
+# one case: its line ("ok ..." or "FAIL ...") into $work/res<i>
+run_case() {
+  local i=$1 c=$2 h k mac params argv want_trap src xp kn out=
   IFS='|' read -r h k mac params argv <<<"$c"
-  i=$((i + 1))
   # args ending in "!trap": the kernel must trap (a shape without an instance)
   want_trap=0
   if [[ $argv == *' !trap' ]]; then want_trap=1; argv=${argv% !trap}; fi
   src="$root/tasks/$k" xp=$params kn=KS_NONE
   if [[ $h == mamba_mlx ]]; then
     # an MLX body: the source MLX would compile for these axes, then C++
+    local mb ml md
     read -r mb ml md <<<"$argv"
     # shellcheck disable=SC2086
     python3 "$root/mlx/ksmlx.py" source "$root/tasks/mamba_mlx/task.json" "$src" \
@@ -161,13 +162,26 @@ for c in "${cases[@]}"; do
     else
       out=$(timeout 300 "$work/b$i" $argv 2>&1)
     fi; then
-    echo "ok   $k [$params] ($argv): $(tail -1 <<<"$out")"
-    pass=$((pass + 1))
+    echo "ok   $k [$params] ($argv): $(tail -1 <<<"$out")" >"$work/res$i"
   else
-    echo "FAIL $k [$params] ($argv): $(tail -c 600 "$work/cc$i.log" 2>/dev/null) ${out:-}"
-    fail=$((fail + 1))
+    echo "FAIL $k [$params] ($argv): $(tail -c 600 "$work/cc$i.log" 2>/dev/null) ${out:-}" >"$work/res$i"
   fi
-  out=
+  rm -f "$work/b$i" "$work/k$i.cpp"
+}
+# EMU_JOBS cases at a time (default: the CPUs; most of a case is g++),
+# reported in the table's order
+jobs=${EMU_JOBS:-$(nproc)}
+i=0
+for c in "${cases[@]}"; do
+  i=$((i + 1))
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+  run_case "$i" "$c" &
+done
+wait
+for ((j = 1; j <= i; j++)); do
+  line=$(cat "$work/res$j" 2>/dev/null || echo "FAIL case $j: no result")
+  echo "$line"
+  if [[ $line == ok* ]]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
 echo "cuda_emu: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
