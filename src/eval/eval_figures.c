@@ -39,7 +39,6 @@ void ks_eval_probe_figures(const ks_figures_ctx *c, int i, const ks_judge_wl *j,
   if (j->probe_flops > 0) { /* the compute probe: FLOP/s */
     double peak = c->roof ? c->roof->peak_gflops : 0;
     w->probe_gflops = j->probe_flops / j->probe_ns_min;
-    w->ceiling_gflops = w->probe_gflops;
     w->probe_spread = spread;
     if (paired) {
       w->paired_fraction =

@@ -12,12 +12,9 @@ int main(int argc, char **argv) {
   std::normal_distribution<float> nd;
   std::vector<__nv_bfloat16> q(B * Hq * S * D), k(B * Hk * S * D),
       v(B * Hk * S * D), o(B * Hq * S * D, __nv_bfloat16{0x7fc0});
-  for (auto &x : q)
-    x = __float2bfloat16_rn(nd(rng));
-  for (auto &x : k)
-    x = __float2bfloat16_rn(nd(rng));
-  for (auto &x : v)
-    x = __float2bfloat16_rn(nd(rng));
+  emu_fill(q, nd, rng);
+  emu_fill(k, nd, rng);
+  emu_fill(v, nd, rng);
   dim3 g, bl;
   size_t smem;
 #ifdef MMA

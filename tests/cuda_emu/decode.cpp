@@ -14,12 +14,9 @@ int main(int argc, char **argv) {
   std::normal_distribution<float> nd;
   std::vector<__nv_bfloat16> q(B * Hq * D), kc(P * 16 * Hk * D),
       vc(P * 16 * Hk * D), o(B * Hq * D, __nv_bfloat16{0x7fc0});
-  for (auto &x : q)
-    x = __float2bfloat16_rn(nd(rng));
-  for (auto &x : kc)
-    x = __float2bfloat16_rn(nd(rng));
-  for (auto &x : vc)
-    x = __float2bfloat16_rn(nd(rng));
+  emu_fill(q, nd, rng);
+  emu_fill(kc, nd, rng);
+  emu_fill(vc, nd, rng);
   std::vector<int> pt(P), lens(B);
   for (long i = 0; i < P; i++)
     pt[i] = i;

@@ -197,6 +197,15 @@ inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b) {
 inline float2 __bfloat1622float2(__nv_bfloat162 h) {
   return {__bfloat162float(h.x), __bfloat162float(h.y)};
 }
+// The harnesses' inputs: every element of v a draw of dist (rounded to
+// bf16 where v holds bf16), in order, so a seed gives the same data.
+inline void emu_set(float &x, float f) { x = f; }
+inline void emu_set(__nv_bfloat16 &x, float f) { x = __float2bfloat16_rn(f); }
+template <class T, class Dist, class Rng>
+void emu_fill(std::vector<T> &v, Dist &dist, Rng &rng) {
+  for (auto &x : v)
+    emu_set(x, dist(rng));
+}
 // --- the PTX helpers ---
 // cp.async: a copy lands in shared memory only when a wait_group retires
 // its group, so a kernel that reads a stage before waiting for it reads the

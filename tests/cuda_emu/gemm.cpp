@@ -16,10 +16,8 @@ int main(int argc, char **argv) {
   std::normal_distribution<float> nd;
   std::vector<__nv_bfloat16> a(m * k), b(k * n),
       c(m * n, __nv_bfloat16{0x7fc0});
-  for (auto &x : a)
-    x = __float2bfloat16_rn(nd(rng));
-  for (auto &x : b)
-    x = __float2bfloat16_rn(nd(rng));
+  emu_fill(a, nd, rng);
+  emu_fill(b, nd, rng);
   dim3 g, bl;
   size_t smem = 0;
 #ifdef MMA_PIPE

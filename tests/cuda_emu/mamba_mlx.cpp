@@ -23,18 +23,12 @@ int main(int argc, char **argv) {
   long n3 = nb * L * nd, nbc = nb * L * N;
   std::vector<float> x(n3), dl(n3), A(nd * N), B(nbc), C(nbc), D(nd),
       y(n3, NAN);
-  for (auto &v : x)
-    v = nrm(rng);
-  for (auto &v : dl)
-    v = ud(rng);
-  for (auto &v : A)
-    v = ua(rng);
-  for (auto &v : B)
-    v = nrm(rng);
-  for (auto &v : C)
-    v = nrm(rng);
-  for (auto &v : D)
-    v = nrm(rng);
+  emu_fill(x, nrm, rng);
+  emu_fill(dl, ud, rng);
+  emu_fill(A, ua, rng);
+  emu_fill(B, nrm, rng);
+  emu_fill(C, nrm, rng);
+  emu_fill(D, nrm, rng);
 #ifdef CS
   // grid=(cdiv(dim, CH) * CH * NCH, batch) threadgroup=(CH * NCH, 1)
   // smem=(4 * NCH * CH * 17)

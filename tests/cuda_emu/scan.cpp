@@ -41,20 +41,13 @@ int main(int argc, char **argv) {
   long n3 = nb * nd * L, nbc = nb * 16 * L;
   std::vector<float> u(n3), dl(n3), A(nd * 16), B(nbc), C(nbc), D(nd), z(n3),
       o(n3, NAN);
-  for (auto &x : u)
-    x = nrm(rng);
-  for (auto &x : dl)
-    x = ud(rng);
-  for (auto &x : A)
-    x = ua(rng);
-  for (auto &x : B)
-    x = nrm(rng);
-  for (auto &x : C)
-    x = nrm(rng);
-  for (auto &x : D)
-    x = nrm(rng);
-  for (auto &x : z)
-    x = nrm(rng);
+  emu_fill(u, nrm, rng);
+  emu_fill(dl, ud, rng);
+  emu_fill(A, ua, rng);
+  emu_fill(B, nrm, rng);
+  emu_fill(C, nrm, rng);
+  emu_fill(D, nrm, rng);
+  emu_fill(z, nrm, rng);
   // without softplus dt can be negative and h grow without bound: keep
   // delta positive there, as a caller passing dt directly would
   if (!sp)
