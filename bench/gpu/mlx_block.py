@@ -13,7 +13,13 @@ MambaBlock._process_sequence) and the kernel for the scan, whose inputs are
 exactly tasks/mamba_mlx's. Each output is checked against mlx-lm's before
 it is timed. Timing: a warm-up, then REPS rounds of mlx-lm's block, one
 untimed fast call, and each fast block, every call one mx.eval +
-mx.synchronize; the minimum counts.
+mx.synchronize; the minimum counts. Each fast block is also timed under
+mx.compile (what an MLX user does with a model; `ms_compiled`), and each
+scan alone, QUEUE calls queued behind one synchronize (`scan_queued_ms`,
+the kernel's own time without MLX's per-call cost: how to rank scan
+variants). The anchor is mlx-lm's block as it is (uncompiled); at T <= 1024
+mlx-lm's block under mx.compile is timed too (`mlx_lm_compiled_ms`) and
+`speedup_compiled_vs_best_mlx_lm` divides the faster of the two.
 """
 
 import argparse
@@ -63,6 +69,31 @@ def timed(f, x):
     mx.eval(f(x))
     mx.synchronize()
     return time.perf_counter() - t0
+
+
+def scan_queued(scan, block, x, n):
+    """The scan alone on the block's own inputs, n calls queued behind one
+    synchronize, per call (best of 3)."""
+    K = block.conv_kernel_size
+    r, ns = block.time_step_rank, block.ssm_state_size
+    xz = block.in_proj(x)
+    xs, _ = xz.split(indices_or_sections=2, axis=-1)
+    xs = nn.silu(block.conv1d(mx.pad(xs, [(0, 0), (K - 1, 0), (0, 0)])))
+    A = -mx.exp(block.A_log)
+    dl, B, C = mx.split(block.x_proj(xs), [r, r + ns], axis=-1)
+    delta = nn.softplus(block.dt_proj(dl))
+    args = [mx.contiguous(v) for v in (xs, delta, A, B, C, block.D)]
+    mx.eval(args)
+    mx.eval(scan(*args))
+    best = None
+    for _ in range(3):
+        mx.synchronize()
+        t0 = time.perf_counter()
+        mx.eval([scan(*args) for _ in range(n)])
+        mx.synchronize()
+        t = (time.perf_counter() - t0) / n
+        best = t if best is None else min(best, t)
+    return best
 
 
 def candidate_scan(path, values):
@@ -119,6 +150,8 @@ def main():
                          "FILE:K=V,K=V (parameter values)")
     ap.add_argument("--T", default="256,1024,4096")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--queue", type=int, default=20,
+                    help="calls queued per synchronize for scan_queued_ms")
     ap.add_argument("--profile", action="store_true",
                     help="also time each stage of the fast block alone and the "
                          "fast block under mx.compile (where the time goes)")
@@ -161,11 +194,17 @@ def main():
                 row["kernels"].append({"kernel": label, "error": f"{type(e).__name__}: {e}"[:500]})
                 continue
             fasts.append((label, f, err, ok))
-        mlx_lm_t = []
+        compiled = {label: mx.compile(f) for label, f, _, _ in fasts}
+        mlx_lm_t, mlx_lm_c_t = [], []
+        mlx_lm_c = mx.compile(lambda v: block(v, None)) if T <= 1024 else None
         fast_t = {label: [] for label, _, _, _ in fasts}
+        fast_ct = {label: [] for label, _, _, _ in fasts}
         timed(lambda v: block(v, None), x)  # warm-up
+        if mlx_lm_c is not None:
+            timed(mlx_lm_c, x)
         for label, f, _, _ in fasts:
             timed(f, x)
+            timed(compiled[label], x)
         for _ in range(a.reps):
             mlx_lm_t.append(timed(lambda v: block(v, None), x))
             # one untimed fast call first: whichever kernel came right after
@@ -176,12 +215,29 @@ def main():
                 timed(fasts[0][1], x)
             for label, f, _, _ in fasts:
                 fast_t[label].append(timed(f, x))
+                fast_ct[label].append(timed(compiled[label], x))
+            if mlx_lm_c is not None:
+                mlx_lm_c_t.append(timed(mlx_lm_c, x))
         row["mlx_lm_ms"] = min(mlx_lm_t) * 1e3
+        best_lm = row["mlx_lm_ms"]
+        if mlx_lm_c_t:
+            row["mlx_lm_compiled_ms"] = min(mlx_lm_c_t) * 1e3
+            best_lm = min(best_lm, row["mlx_lm_compiled_ms"])
+        scan_of = dict(scans)
         for label, f, err, ok in fasts:
             best = min(fast_t[label]) * 1e3
+            bc = min(fast_ct[label]) * 1e3
+            try:
+                sq = scan_queued(scan_of[label], block, x, a.queue) * 1e3
+            except Exception as e:  # extra figure: never lose the row
+                sq = f"{type(e).__name__}: {e}"[:200]
             row["kernels"].append({"kernel": label, "ms": best, "max_abs_err": err,
                                    "matches_mlx_lm": ok,
-                                   "speedup_vs_mlx_lm": row["mlx_lm_ms"] / best})
+                                   "speedup_vs_mlx_lm": row["mlx_lm_ms"] / best,
+                                   "ms_compiled": bc,
+                                   "speedup_compiled_vs_mlx_lm": row["mlx_lm_ms"] / bc,
+                                   "speedup_compiled_vs_best_mlx_lm": best_lm / bc,
+                                   "scan_queued_ms": sq})
         if a.profile and fasts:
             try:
                 row["profile"] = profile(block, scans[0][1], x, a.reps)
