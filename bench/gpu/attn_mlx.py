@@ -3,7 +3,7 @@ causal, GQA, bfloat16) at the GPU workloads of tasks/attention_prefill, the
 anchor of issue 16's "at least 1.0x MLX's SDPA on every shape" (run by
 bench/gpu/attn_vs_mlx.sh on the H200, in the same call as ksearch's eval).
 
-    python3 bench/gpu/attn_mlx.py [--reps 15] [--skip-seqlen 16384]
+    python3 bench/gpu/attn_mlx.py [--reps 15] [--skip-seqlen 16384 | --seqlen 16384]
 
 Per shape, two figures, and the anchor is the faster (the one that favours
 MLX): "one", each call evaluated and synchronized on its own after a read of
@@ -28,13 +28,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--skip-seqlen", type=int, default=0)
+    ap.add_argument("--seqlen", type=int, default=0, help="only this seqlen")
     a = ap.parse_args()
     t = json.load(open(os.path.join(ROOT, "tasks", "attention_prefill", "task.json")))
     flush = mx.zeros((64 << 20,), dtype=mx.float32)
     mx.eval(flush)
     res = {"mlx": mx.__version__, "device": str(mx.default_device()), "shapes": {}}
     for w in t["workloads"]:
-        if w.get("device") != "gpu" or w["seqlen"] == a.skip_seqlen:
+        if w.get("device") != "gpu" or w["seqlen"] == a.skip_seqlen or \
+                (a.seqlen and w["seqlen"] != a.seqlen):
             continue
         B, Hq, Hk, S, D = w["batch"], w["heads_q"], w["heads_kv"], w["seqlen"], w["head_dim"]
         q = mx.random.normal((B, Hq, S, D)).astype(mx.bfloat16)
