@@ -174,7 +174,15 @@ static ks_code eval_baseline(ks_evaluator *ev, ks_err *err) {
     return rc;
   ks_candidate_fill_defaults(&c);
   ks_eval_result *res = ks_xcalloc(1, sizeof *res);
+  /* The baseline is the task's own trusted code and may be a slow
+   * composition (mlx-lm's per-token Mamba loop: 0.1 s a call at T 1024),
+   * while on a device the derived limit knows no reference time: ten times
+   * the candidates' limit (the H200, 2026-12-04: 14.2 s cut it short) */
+  double saved_timeout = ev->opts.timeout_s;
+  if (saved_timeout <= 0)
+    ev->opts.timeout_s = derived_timeout(ev) * 10;
   rc = ks_evaluate(ev, &c, res, err);
+  ev->opts.timeout_s = saved_timeout;
   if (!rc && res->status != KS_EVAL_OK)
     rc = ks_err_set(err, KS_ERR_INPUT,
                     "%s: the task's baseline failed (%s): "

@@ -62,7 +62,8 @@ void attention_prefill(const uint16_t *restrict q, const uint16_t *restrict k,
       const uint16_t *kh = k + (b * heads_kv + g) * seqlen * head_dim;
       const uint16_t *vh = v + (b * heads_kv + g) * seqlen * head_dim;
       uint16_t *oh = o + (b * heads_q + h) * seqlen * head_dim;
-      for (int64_t e = 0; e < seqlen * head_dim; e++) { // bf16 is exact in float
+      for (int64_t e = 0; e < seqlen * head_dim;
+           e++) { // bf16 is exact in float
         kf[e] = (float)bf16_to_d(kh[e]);
         vf[e] = (float)bf16_to_d(vh[e]);
       }
