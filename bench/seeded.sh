@@ -25,17 +25,9 @@ fi
 wl=()
 [[ -n ${WORKLOADS:-} ]] && wl=(--workloads "$WORKLOADS")
 tmp=$(mktemp -d /tmp/ks-seeded.XXXXXX)
-for s in $(seq "$seeds"); do
-  for arm in unseeded seeded; do
-    extra=()
-    [[ $arm == seeded ]] && extra=("${seed_args[@]}")
-    "$ks" run "$task" --backend "$backend" "${wl[@]}" --budget "$budget" --time "${RUN_TIME:-60}" \
-      --seed "$s" --seeds 1 --finalists 0 --min-time "${MIN_TIME:-0.02}" "${extra[@]}" \
-      --out "$tmp/$arm-$s" -q >"$tmp/$arm-$s.out" 2>&1
-    echo "[$(date +%T)] seed $s $arm: exit $? $(tail -c 200 "$tmp/$arm-$s.out" | tr '\n' ' ')"
-  done
-done
-python3 - "$tmp" "$seeds" "$out" "$task" "$backend" "${seed_args[*]}" "${KS_COMMIT:-$(git -C "$here" rev-parse HEAD 2>/dev/null)}" <<'PY'
+# the summary is rewritten after every seed: a call cut short by its time
+# limit keeps the seeds it finished (the H200, 2026-12-04: a cut call lost all)
+cat >"$tmp/summarize.py" <<'PY'
 import json, os, sqlite3, sys
 tmp, seeds, out, task, backend, seed, commit = sys.argv[1:8]
 
@@ -98,4 +90,20 @@ for r in rows:
               % (r["seed"], r["unseeded_best"], e["unseeded"],
                  "%.3g" % r["seeded_best"] if r["seeded_best"] else "-", e["seeded"]))
 PY
+summarize() {
+  python3 "$tmp/summarize.py" "$tmp" "$1" "$out" "$task" "$backend" "${seed_args[*]}" \
+    "${KS_COMMIT:-$(git -C "$here" rev-parse HEAD 2>/dev/null)}"
+}
+for s in $(seq "$seeds"); do
+  for arm in unseeded seeded; do
+    extra=()
+    [[ $arm == seeded ]] && extra=("${seed_args[@]}")
+    "$ks" run "$task" --backend "$backend" "${wl[@]}" --budget "$budget" --time "${RUN_TIME:-60}" \
+      --seed "$s" --seeds 1 --finalists 0 --min-time "${MIN_TIME:-0.02}" "${extra[@]}" \
+      --out "$tmp/$arm-$s" -q >"$tmp/$arm-$s.out" 2>&1
+    echo "[$(date +%T)] seed $s $arm: exit $? $(tail -c 200 "$tmp/$arm-$s.out" | tr '\n' ' ')"
+  done
+  summarize "$s" >/dev/null
+done
+summarize "$seeds"
 rm -rf "$tmp"
