@@ -134,6 +134,10 @@ template <class T> T __ldcg(const T *p) {
   __atomic_load(p, &v, __ATOMIC_SEQ_CST); // any width: floats too
   return v;
 }
+// a 16-byte ld.global.cg: each 4-byte word loaded atomically (the device
+// gives no more; a whole-vector atomic would need libatomic)
+struct float4;
+template <> float4 __ldcg<float4>(const float4 *p);
 inline int atomicAdd(int *p, int v) {
   return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
 }
@@ -155,6 +159,10 @@ struct float2 {
 struct float4 {
   float x, y, z, w;
 };
+template <> inline float4 __ldcg<float4>(const float4 *p) {
+  const float *f = (const float *)p;
+  return float4{__ldcg(f), __ldcg(f + 1), __ldcg(f + 2), __ldcg(f + 3)};
+}
 struct uint2 {
   uint32_t x, y;
 };

@@ -14,6 +14,7 @@
 # Catches wrong fragment layouts, masks, gathers, tie-breaks and pipeline
 # waits without a GPU; the GPU run (bench/gpu/kernels16.sh) covers the rest.
 # Needs g++ with C++20 (<barrier>); skipped with the reason otherwise.
+# EMU_ONLY=TEXT runs only the cases whose line holds TEXT.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -105,6 +106,10 @@ cases=(
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|MERGE=1 SPLIT_PAGES=2 WARPS=2 PIPE=1|2 6 2 64 9 0"
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|MERGE=1 SPLIT_PAGES=3|3 6 2 48 7"
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|MERGE=1 SPLIT_PAGES=8 WARPS=4|1 4 1 128 70 1"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|MERGE=1 SPLIT_PAGES=1 WARPS=8|1 8 2 128 40"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|MERGE=1 SPLIT_PAGES=1 WARPS=2|1 8 2 128 40"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|MERGE=1 SPLIT_PAGES=1 WARPS=4|2 8 1 32 70 1"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|MERGE=1 SPLIT_PAGES=1 WARPS=2|1 8 1 64 270"
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=128 WARPS=2 PIPE=1|1 4 1 64 140 2000"
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=1 WARPS=2|1 2 1 32 300"
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=1 WARPS=2|1 4 1 128 70"
@@ -173,6 +178,8 @@ run_case() {
 jobs=${EMU_JOBS:-$(nproc)}
 i=0
 for c in "${cases[@]}"; do
+  # EMU_ONLY=TEXT: only the cases whose line holds TEXT (while working on one)
+  [[ -n ${EMU_ONLY:-} && $c != *"$EMU_ONLY"* ]] && continue
   i=$((i + 1))
   while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
   run_case "$i" "$c" &
