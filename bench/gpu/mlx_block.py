@@ -71,18 +71,27 @@ def timed(f, x):
     return time.perf_counter() - t0
 
 
+def stage_inputs(block, x):
+    """The fast block's intermediate arrays up to the scan, evaluated: the
+    scan's inputs (xs, delta, A, B, C, D) and what the profile's stages
+    read (xs0, z, dl)."""
+    K = block.conv_kernel_size
+    r, n = block.time_step_rank, block.ssm_state_size
+    xs0, z = block.in_proj(x).split(indices_or_sections=2, axis=-1)
+    xs = nn.silu(block.conv1d(mx.pad(xs0, [(0, 0), (K - 1, 0), (0, 0)])))
+    A = -mx.exp(block.A_log)
+    dl, B, C = mx.split(block.x_proj(xs), [r, r + n], axis=-1)
+    delta = nn.softplus(block.dt_proj(dl))
+    v = dict(xs0=xs0, z=z, xs=xs, A=A, dl=dl, B=B, C=C, delta=delta)
+    mx.eval(list(v.values()))
+    return v
+
+
 def scan_queued(scan, block, x, n):
     """The scan alone on the block's own inputs, n calls queued behind one
     synchronize, per call (best of 3)."""
-    K = block.conv_kernel_size
-    r, ns = block.time_step_rank, block.ssm_state_size
-    xz = block.in_proj(x)
-    xs, _ = xz.split(indices_or_sections=2, axis=-1)
-    xs = nn.silu(block.conv1d(mx.pad(xs, [(0, 0), (K - 1, 0), (0, 0)])))
-    A = -mx.exp(block.A_log)
-    dl, B, C = mx.split(block.x_proj(xs), [r, r + ns], axis=-1)
-    delta = nn.softplus(block.dt_proj(dl))
-    args = [mx.contiguous(v) for v in (xs, delta, A, B, C, block.D)]
+    v = stage_inputs(block, x)
+    args = [mx.contiguous(a) for a in (v["xs"], v["delta"], v["A"], v["B"], v["C"], block.D)]
     mx.eval(args)
     mx.eval(scan(*args))
     best = None
@@ -113,15 +122,10 @@ def profile(block, scan, x, reps):
     whole fast block under mx.compile: which part keeps the block from
     going faster once the scan is fast."""
     K = block.conv_kernel_size
-    r, n = block.time_step_rank, block.ssm_state_size
-    xz = block.in_proj(x)
-    xs0, z = xz.split(indices_or_sections=2, axis=-1)
-    xs = nn.silu(block.conv1d(mx.pad(xs0, [(0, 0), (K - 1, 0), (0, 0)])))
-    A = -mx.exp(block.A_log)
-    dl, B, C = mx.split(block.x_proj(xs), [r, r + n], axis=-1)
-    delta = nn.softplus(block.dt_proj(dl))
+    v = stage_inputs(block, x)
+    xs0, z, xs, A, dl, B, C, delta = (v[k] for k in ("xs0", "z", "xs", "A", "dl", "B", "C", "delta"))
     y = scan(xs, delta, A, B, C, block.D)
-    mx.eval(xz, xs0, z, xs, A, dl, B, C, delta, y)
+    mx.eval(y)
     stages = {
         "in_proj": lambda v: block.in_proj(v),
         "conv1d_silu": lambda v: nn.silu(block.conv1d(mx.pad(xs0, [(0, 0), (K - 1, 0), (0, 0)]))),
