@@ -35,9 +35,29 @@ int main(int argc, char **argv) {
   bl.x = 32 * WARPS;
   smem = 4 * WARPS * D + 2 * 2 * 32 * (D + 2);
 #endif
+#ifdef WGMMA
+  // the header's tensor maps as the executor encodes them: q, k, v viewed
+  // as (head_dim, rows of every head), boxes of 64 columns, 128B swizzle
+  tmap_t tq, tk, tv;
+  {
+    uint64_t dq[2] = {(uint64_t)D, (uint64_t)(B * Hq * S)},
+             dk[2] = {(uint64_t)D, (uint64_t)(B * Hk * S)},
+             st[1] = {(uint64_t)D * 2};
+    uint32_t bq[2] = {64, 64 * WGS}, bk[2] = {64, BKV};
+    if (!emu_tmap_encode(&tq, 2, 2, q.data(), dq, st, bq, 128) ||
+        !emu_tmap_encode(&tk, 2, 2, k.data(), dk, st, bk, 128) ||
+        !emu_tmap_encode(&tv, 2, 2, v.data(), dk, st, bk, 128))
+      return printf("tensor map refused\n"), 1;
+  }
+  launch(g, bl, smem, [&] {
+    attention_prefill(q.data(), k.data(), v.data(), o.data(), B, Hq, Hk, S, D,
+                      tq, tk, tv);
+  });
+#else
   launch(g, bl, smem, [&] {
     attention_prefill(q.data(), k.data(), v.data(), o.data(), B, Hq, Hk, S, D);
   });
+#endif
   long bad = 0;
   double maxe = 0;
   std::vector<double> p(S);

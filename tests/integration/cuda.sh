@@ -42,6 +42,10 @@ done
 # on every workload: odd shapes take its cp.async fallback
 out=$("$ks" eval gemm_bf16 "$here/tasks/gemm_bf16/templates/cuda/wgmma_pipeline.cu" --backend cuda --param TMA=1 --json -q --seeds 1 --no-timing); rc=$?
 check "gemm_bf16: wgmma_pipeline TMA=1 is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
+# the TMA producer of the FA3-style attention (q, k, v maps; a tile past a
+# head's end reads the next head's rows, masked)
+out=$("$ks" eval attention_prefill "$here/tasks/attention_prefill/templates/cuda/wgmma_flash.cu" --backend cuda --param TMA=1 --json -q --seeds 1 --no-timing); rc=$?
+check "attention_prefill: wgmma_flash TMA=1 is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
 
 rm -f /tmp/ksearch_adv_cuda_system
 for f in "$here"/tests/adversarial/cuda/*.cu; do

@@ -1,12 +1,16 @@
 // ksearch: backend=cuda entry=attention_prefill
 // ksearch: family=wgmma_flash
-// ksearch: concepts=online_softmax,tensor_core_mma,double_buffering_cp_async,shared_memory_tiling,launch_bounds_occupancy
+// ksearch: concepts=online_softmax,tensor_core_mma,double_buffering_cp_async,tma_bulk_copy,shared_memory_tiling,launch_bounds_occupancy
 // ksearch: param WGS in 2,1,3
 // ksearch: param BKV in 128,64
 // ksearch: param STAGES in 2,3
 // ksearch: param OVERLAP in 1,0
 // ksearch: param WS in 2,1,0
 // ksearch: param LPT in 1,0
+// ksearch: param TMA in 0,1
+// ksearch: tensormap tma_q of=q box=(64, 64 * WGS) swizzle=128 view=(head_dim, batch * heads_q * seqlen)
+// ksearch: tensormap tma_k of=k box=(64, BKV) swizzle=128 view=(head_dim, batch * heads_kv * seqlen)
+// ksearch: tensormap tma_v of=v box=(64, BKV) swizzle=128 view=(head_dim, batch * heads_kv * seqlen)
 // ksearch: launch grid=(cdiv(seqlen, 64 * WGS), heads_q, batch) block=(128 * WGS + 128 * min(WS, 1), 1, 1) smem=((64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * head_dim * 2 + 1024 + 16 * (STAGES + OVERLAP))
 //
 // CUDA template for tasks/attention_prefill, family wgmma_flash (DESIGN.md:
@@ -16,7 +20,16 @@
 // 64 of them. K/V tiles of BKV keys stream through a ring of
 // NSLOT = STAGES + OVERLAP shared-memory slots, filled by cp.async 16-byte
 // copies (zeros past the sequence end) directly in the 128-byte-swizzled
-// layout the wgmma descriptors name (no TMA: a candidate has no host code).
+// layout the wgmma descriptors name, or (TMA=1, with WS=1 or 2) by bulk
+// tensor copies: the executor encodes the three maps of the header (q, k, v
+// each viewed as [rows of all heads, head_dim], 128B swizzle, boxes of 64
+// columns: the TMA writes exactly the layout below), and one thread of the
+// producer warpgroup issues a tile's D/64 K and D/64 V boxes on the slot's
+// full barrier (count 1: its arrive.expect_tx of the tile's bytes; Q's boxes
+// with tile 0), so 127 producer threads and their address arithmetic are
+// gone from the SM. A tile past the sequence end reads the next head's rows
+// (masked like the zeros of cp.async: those keys pass every row; their P is
+// 0) or, past the tensor, zeros.
 //   WS=0: every thread loads; a tile is loaded STAGES - 1 iterations before
 //     it is first read, and one block barrier per tile hands the slot of the
 //     previous tile back.
@@ -109,6 +122,9 @@
 #ifndef WS
 #define WS 2
 #endif
+#ifndef TMA
+#define TMA 0
+#endif
 #define BQ (64 * WGS)
 #define CTHREADS (128 * WGS) /* the consumer warpgroups */
 #define PRODUCER (WS > 0)
@@ -127,6 +143,8 @@ static_assert(BKV == 64 || BKV == 128, "BKV is 64 or 128");
 static_assert(STAGES >= 2, "a tile loads at least one iteration ahead");
 static_assert(OVERLAP == 0 || OVERLAP == 1, "OVERLAP is 0 or 1");
 static_assert(WS >= 0 && WS <= 2, "WS is 0, 1 or 2");
+static_assert(TMA == 0 || (TMA == 1 && WS > 0),
+              "TMA=1 needs the producer warpgroup (WS=1 or 2)");
 static_assert(!(WS == 2 && WGS == 1),
               "pingpong needs 2 or 3 consumer warpgroups (WGS=1: use WS=1)");
 static_assert(!(WS && WGS == 3 && BKV == 128),
@@ -139,6 +157,11 @@ static_assert((64 * WGS + 2 * NSLOT * BKV) * 256 + 1024 + 16 * NSLOT <= 232448,
 __device__ __forceinline__ uint32_t smem_u32(const void *p) {
   return (uint32_t)__cvta_generic_to_shared(p);
 }
+// CUtensorMap (cuda.h): 128 opaque bytes the executor's
+// cuTensorMapEncodeTiled filled, a __grid_constant__ kernel parameter
+struct alignas(64) tmap_t {
+  unsigned long long opaque[16];
+};
 // 16 bytes global -> shared; src_bytes 0 writes zeros (past the end)
 __device__ __forceinline__ void cp16(void *dst, const void *src,
                                      int src_bytes) {
@@ -172,6 +195,33 @@ __device__ __forceinline__ void cp_mbar_arrive(uint32_t bar) {
   asm volatile(
       "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
       : "memory");
+}
+// makes the mbarrier inits visible to the async proxy (the TMA's
+// complete_tx) before any copy is issued
+__device__ __forceinline__ void mbar_fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// this thread's arrival on bar, and `bytes` more transaction bytes expected
+// in the current phase (the bulk copies' complete_tx count them down)
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile(
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
+      "r"(bytes)
+      : "memory");
+}
+// TMA: the box of map at coordinates (c0 innermost, c1) into shared memory
+// at dst (1024-aligned for the 128B swizzle); its bytes complete_tx on bar
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const tmap_t *map,
+                                            uint32_t bar, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+               "complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
+               "l"((uint64_t)map), "r"(bar), "r"(c0), "r"(c1)
+               : "memory");
+}
+// the map's 128 bytes into the TMA unit's descriptor cache ahead of the
+// first copy
+__device__ __forceinline__ void tma_prefetch(const tmap_t *map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)map) : "memory");
 }
 // true once the phase of parity `parity` has completed
 __device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
@@ -479,7 +529,8 @@ template <int D>
 __device__ __forceinline__ void
 flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
       const __nv_bfloat16 *__restrict__ v, __nv_bfloat16 *__restrict__ o,
-      long heads_q, long heads_kv, long seqlen, unsigned char *smem_raw) {
+      long heads_q, long heads_kv, long seqlen, unsigned char *smem_raw,
+      const tmap_t *tma_q, const tmap_t *tma_k, const tmap_t *tma_v) {
   constexpr int QB = BQ * D * 2;   // the Q region
   constexpr int KVB = BKV * D * 2; // one K or V tile
   // the mbarriers (WS=1) in the first 16*NSLOT bytes, then the tiles from
@@ -509,6 +560,9 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
   const __nv_bfloat16 *kh = k + (bidx * heads_kv + hk) * seqlen * D;
   const __nv_bfloat16 *vh = v + (bidx * heads_kv + hk) * seqlen * D;
   __nv_bfloat16 *oh = o + (bidx * heads_q + h) * seqlen * D;
+#if TMA
+  (void)qh, (void)kh, (void)vh; // the tensor maps address them
+#endif
 
   const int wg = threadIdx.x >> 7, wt = threadIdx.x & 127;
   const long q0 = qt * BQ, qw0 = q0 + 64 * wg;
@@ -524,11 +578,13 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
   // copies land), empty[i] at raw + 8(NSLOT + i) (every consumer thread
   // arrives once its wgmmas reading slot i retired)
 #if WS
-  if (threadIdx.x == 0)
+  if (threadIdx.x == 0) {
     for (int i = 0; i < NSLOT; i++) {
-      mbar_init(raw + 8 * i, 128);
+      mbar_init(raw + 8 * i, TMA ? 1 : 128);
       mbar_init(raw + 8 * (NSLOT + i), CTHREADS);
     }
+    mbar_fence_init();
+  }
   __syncthreads();
   if (threadIdx.x >= CTHREADS) {
     // the producer warpgroup: Q with tile 0 (its arrival covers every earlier
@@ -539,6 +595,35 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
 #if WGS > 1
     reg_dealloc<PRODUCER_REGS>();
 #endif
+#if TMA
+    // one thread issues every box: Q's D/64 with tile 0, then per tile g
+    // its K and V boxes into slot g % NSLOT (the same waits as below)
+    if (tid == 0) {
+      tma_prefetch(tma_q);
+      tma_prefetch(tma_k);
+      tma_prefetch(tma_v);
+      const int qrow = (int)((bidx * heads_q + h) * seqlen + q0);
+      const long kvrow = (bidx * heads_kv + hk) * seqlen;
+      for (int g = 0; g < nt; g++) {
+        const int sl = g % NSLOT;
+        const uint32_t full = raw + 8 * sl, st = sb + QB + 2 * sl * KVB;
+        while (!mbar_try_wait(raw + 8 * (NSLOT + sl),
+                              ((uint32_t)(g / NSLOT) & 1) ^ 1))
+          ;
+        mbar_expect_tx(full, 2 * KVB + (g == 0 ? QB : 0));
+        if (g == 0)
+#pragma unroll
+          for (int p = 0; p < D / 64; p++)
+            tma_load_2d(sb + p * (BQ * 128), tma_q, full, 64 * p, qrow);
+#pragma unroll
+        for (int p = 0; p < D / 64; p++) {
+          const int r = (int)(kvrow + (long)g * BKV);
+          tma_load_2d(st + p * (BKV * 128), tma_k, full, 64 * p, r);
+          tma_load_2d(st + KVB + p * (BKV * 128), tma_v, full, 64 * p, r);
+        }
+      }
+    }
+#else
     load_rows<D, BQ, false, 128>(sm, qh, sm, qh, q0, seqlen, tid);
     for (int g = 0; g < nt; g++) {
       const int sl = g % NSLOT;
@@ -551,6 +636,7 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
       cp_mbar_arrive(raw + 8 * sl);
     }
     cp_wait<0>();
+#endif
   } else
 #else
   // prologue: Q with tile 0, then tiles 1..NSLOT-2, a cp.async group each
@@ -778,13 +864,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                       const __nv_bfloat16 *__restrict__ k,
                       const __nv_bfloat16 *__restrict__ v,
                       __nv_bfloat16 *__restrict__ o, long batch, long heads_q,
-                      long heads_kv, long seqlen, long head_dim) {
+                      long heads_kv, long seqlen, long head_dim,
+                      const __grid_constant__ tmap_t tma_q,
+                      const __grid_constant__ tmap_t tma_k,
+                      const __grid_constant__ tmap_t tma_v) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   (void)batch;
   if (head_dim == 128)
-    flash<128>(q, k, v, o, heads_q, heads_kv, seqlen, smem_raw);
+    flash<128>(q, k, v, o, heads_q, heads_kv, seqlen, smem_raw, &tma_q, &tma_k,
+               &tma_v);
   else if (head_dim == 64)
-    flash<64>(q, k, v, o, heads_q, heads_kv, seqlen, smem_raw);
+    flash<64>(q, k, v, o, heads_q, heads_kv, seqlen, smem_raw, &tma_q, &tma_k,
+              &tma_v);
   else
     __trap(); // no instance for this head_dim: a launch error, never a wrong
               // answer
