@@ -22,6 +22,15 @@ have_cl=no
 [[ $have_cl == yes ]] || echo "note: no OpenCL platform; the OpenCL templates are not checked here"
 
 odd=$(mktemp -d)
+# the attention reference's two loops (plain for the CPU workloads, blocked
+# on all cores for the GPU-sized ones) agree bit for bit
+if cc -O3 -march=native -fopenmp -std=gnu11 -o "$odd/attn_paths" "$here/tests/integration/attention_ref_paths.c" \
+  "$here/tasks/attention_prefill/reference.c" -lm 2>"$odd/attn_paths.log"; then
+  out=$("$odd/attn_paths"); rc=$?
+  check "attention_prefill reference: plain and blocked loops give the same bits" "$([[ $rc == 0 ]] && echo yes)" "$out"
+else
+  check "attention_prefill reference: the path check builds" no "$(tail -c 400 "$odd/attn_paths.log")"
+fi
 for t in $tasks; do
   dir=$here/tasks/$t
   out=$("$ks" eval "$t" "$dir/reference.c" --no-timing --json -q); rc=$?
