@@ -144,6 +144,10 @@ cases=(
   "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS|U=4 CH=8 NCH=8|2 100 21"
   "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS|U=1 NCH=4|1 33 17"
   "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS|U=8 NCH=32 CH=8|1 7 9"
+  "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS|PREFIX=1|1 300 40"
+  "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS|PREFIX=1 U=4 CH=8 NCH=8|2 100 21"
+  "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS|PREFIX=1 U=1 NCH=6 CH=8|1 33 17"
+  "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS|PREFIX=1 U=8 NCH=32 CH=8|1 7 9"
   "mamba_mlx|mamba_mlx/templates/mlx/thread_per_channel.cu|TPC|TG=32|2 50 40"
 )
 # one case: its line ("ok ..." or "FAIL ...") into $work/res<i>

@@ -4,6 +4,7 @@
 // ksearch: param CH in 16,32,8
 // ksearch: param NCH in 32,16,8,4
 // ksearch: param U in 4,8,1
+// ksearch: param PREFIX in 0,1
 // ksearch: launch grid=(cdiv(dim, CH) * CH * NCH, batch) threadgroup=(CH * NCH, 1) smem=(4 * NCH * CH * 17)
 //
 // MLX template for tasks/mamba_mlx (an mx.fast.cuda_kernel body), the
@@ -15,7 +16,11 @@
 //   1. from a zero state, the chunk's end state and the sum of its deltas
 //      (the chunk's decay is exp(A * sum delta));
 //   2. the state entering chunk k, folded over chunks 0..k-1 from shared
-//      memory: h = h * exp(A * S_j) + h_end_j;
+//      memory: h = h * exp(A * S_j) + h_end_j (PREFIX=0: thread k folds k
+//      chunks, so the last chunk's thread waits ~NCH steps of 16 exps;
+//      PREFIX=1: a Kogge-Stone scan over the chunks in log2(NCH) rounds,
+//      (S1, h1) then (S2, h2) = (S1 + S2, h1 * exp(A * S2) + h2), and the
+//      state entering chunk k is the prefix of chunk k - 1);
 //   3. the chunk again from that state, writing y.
 // So a sequence of seqlen steps costs about 2 * seqlen / NCH dependent
 // steps per thread instead of seqlen, and batch * dim * NCH threads run.
@@ -69,6 +74,34 @@ for (int n = 0; n < dstate; n++)
   hs[(k * dstate + n) * CH + c] = h[n];
 ss[k * CH + c] = S;
 __syncthreads();
+#if PREFIX
+// every thread holds its chunk's (S, h); after round r, chunks k - 2^r + 1
+// .. k (two barriers a round: reads of the round before its writes)
+for (int dd = 1; dd < NCH; dd <<= 1) {
+  float Sp = 0.f, hp[dstate];
+  const bool has = k >= dd;
+#pragma unroll
+  for (int n = 0; n < dstate; n++)
+    hp[n] = has ? hs[((k - dd) * dstate + n) * CH + c] : 0.f;
+  if (has)
+    Sp = ss[(k - dd) * CH + c];
+  __syncthreads();
+  if (has) {
+#pragma unroll
+    for (int n = 0; n < dstate; n++)
+      h[n] = hp[n] * __expf(a[n] * S) + h[n];
+    S += Sp;
+  }
+#pragma unroll
+  for (int n = 0; n < dstate; n++)
+    hs[(k * dstate + n) * CH + c] = h[n];
+  ss[k * CH + c] = S;
+  __syncthreads();
+}
+#pragma unroll
+for (int n = 0; n < dstate; n++)
+  h[n] = k > 0 ? hs[((k - 1) * dstate + n) * CH + c] : 0.f;
+#else
 #pragma unroll
 for (int n = 0; n < dstate; n++)
   h[n] = 0.f;
@@ -78,6 +111,7 @@ for (int j = 0; j < k; j++) {
   for (int n = 0; n < dstate; n++)
     h[n] = h[n] * __expf(a[n] * Sj) + hs[(j * dstate + n) * CH + c];
 }
+#endif
 if (!live)
   return;
 const float Dd = D[d];
