@@ -54,7 +54,7 @@ st=$(field 'd["status"]' "$out")
 check "attention_prefill: wgmma_flash at head_dim 32 fails loudly ($st), not as a wrong answer" "$([[ -n $st && $st != ok && $st != incorrect ]] && echo yes)" "exit $rc: $out"
 # the TMA producer of the FA3-style attention (q, k, v maps; a tile past a
 # head's end reads the next head's rows, masked)
-out=$("$ks" eval attention_prefill "$here/tasks/attention_prefill/templates/cuda/wgmma_flash.cu" --backend cuda --param TMA=1 --json -q --seeds 1 --no-timing); rc=$?
+out=$("$ks" eval attention_prefill "$here/tasks/attention_prefill/templates/cuda/wgmma_flash.cu" --backend cuda --workloads 0,1,2,3,5,6,7,8,9 --param TMA=1 --json -q --seeds 1 --no-timing); rc=$?
 check "attention_prefill: wgmma_flash TMA=1 is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
 
 rm -f /tmp/ksearch_adv_cuda_system
