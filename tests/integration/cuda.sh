@@ -28,6 +28,9 @@ fi
 roof=$("$ks" roofline --backend cuda --json 2>/dev/null)
 check "roofline --backend cuda: copy, L2, fp32 and bf16 tensor peaks" "$(field '"yes" if d["copy_gbps"] > 0 and d["l2_gbps"] > 0 and d["peak_gflops"] > 0 and d["tc_bf16_gflops"] > 0 and d["sm_clock_mhz"] > 0 else "no"' "$roof")" "$roof"
 
+# attention_prefill's workloads with head_dim 64 or 128, and one with 32
+attn_wl=$(python3 -c "import json; t=json.load(open('$here/tasks/attention_prefill/task.json')); print(','.join(str(i) for i, w in enumerate(t['workloads']) if w['head_dim'] in (64, 128)))")
+attn_d32=$(python3 -c "import json; t=json.load(open('$here/tasks/attention_prefill/task.json')); print([i for i, w in enumerate(t['workloads']) if w['head_dim'] not in (64, 128)][0])")
 for t in softmax rmsnorm layernorm softmax_bf16 rmsnorm_bf16 layernorm_bf16 selective_scan attention_prefill decode_paged moe_routing gemm_bf16; do
   out=$("$ks" eval "$t" "$here/tasks/$t/baseline/cuda.cu" --backend cuda --json -q --seeds 1 --min-time 0.02 --min-reps 3); rc=$?
   ok=$(field '"yes" if d["status"]=="ok" and all(w["correct"] and w["roofline_fraction"] > 0 and w["device_time_ns_min"] > 0 for w in d["workloads"]) else "no"' "$out")
@@ -37,7 +40,7 @@ for t in softmax rmsnorm layernorm softmax_bf16 rmsnorm_bf16 layernorm_bf16 sele
     # only (others trap: DESIGN, Limits): their shapes here, the trap below
     wl=()
     if [[ $t == attention_prefill && $k == *_flash.cu ]]; then
-      wl=(--workloads "$(python3 -c "import json; t=json.load(open('$here/tasks/$t/task.json')); print(','.join(str(i) for i, w in enumerate(t['workloads']) if w['head_dim'] in (64, 128)))")")
+      wl=(--workloads "$attn_wl")
     fi
     out=$("$ks" eval "$t" "$k" --backend cuda "${wl[@]}" --json -q --seeds 1 --no-timing); rc=$?
     check "$t: template $(basename "$k") is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
@@ -49,12 +52,12 @@ done
 out=$("$ks" eval gemm_bf16 "$here/tasks/gemm_bf16/templates/cuda/wgmma_pipeline.cu" --backend cuda --param TMA=1 --json -q --seeds 1 --no-timing); rc=$?
 check "gemm_bf16: wgmma_pipeline TMA=1 is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
 # a head_dim without an instance is a launch error, never a wrong answer
-out=$("$ks" eval attention_prefill "$here/tasks/attention_prefill/templates/cuda/wgmma_flash.cu" --backend cuda --workloads 4 --json -q --seeds 1 --no-timing); rc=$?
+out=$("$ks" eval attention_prefill "$here/tasks/attention_prefill/templates/cuda/wgmma_flash.cu" --backend cuda --workloads "$attn_d32" --json -q --seeds 1 --no-timing); rc=$?
 st=$(field 'd["status"]' "$out")
 check "attention_prefill: wgmma_flash at head_dim 32 fails loudly ($st), not as a wrong answer" "$([[ -n $st && $st != ok && $st != incorrect ]] && echo yes)" "exit $rc: $out"
 # the TMA producer of the FA3-style attention (q, k, v maps; a tile past a
 # head's end reads the next head's rows, masked)
-out=$("$ks" eval attention_prefill "$here/tasks/attention_prefill/templates/cuda/wgmma_flash.cu" --backend cuda --workloads 0,1,2,3,5,6,7,8,9 --param TMA=1 --json -q --seeds 1 --no-timing); rc=$?
+out=$("$ks" eval attention_prefill "$here/tasks/attention_prefill/templates/cuda/wgmma_flash.cu" --backend cuda --workloads "$attn_wl" --param TMA=1 --json -q --seeds 1 --no-timing); rc=$?
 check "attention_prefill: wgmma_flash TMA=1 is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
 
 rm -f /tmp/ksearch_adv_cuda_system
