@@ -42,6 +42,11 @@ for t in softmax rmsnorm layernorm softmax_bf16 rmsnorm_bf16 layernorm_bf16 sele
     if [[ $t == attention_prefill && $k == *_flash.cu ]]; then
       wl=(--workloads "$attn_wl")
     fi
+    # split_kv and group_per_block: GQA groups of 1, 2, 4 at GMAX=4 (their
+    # default), 8 only with GMAX=8: that instance on every shape
+    if [[ $t == decode_paged && ($k == */split_kv.cu || $k == */group_per_block.cu) ]]; then
+      wl=(--param GMAX=8)
+    fi
     out=$("$ks" eval "$t" "$k" --backend cuda "${wl[@]}" --json -q --seeds 1 --no-timing); rc=$?
     check "$t: template $(basename "$k") is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
   done
