@@ -35,7 +35,7 @@ for v in TMA=0 TMA=1; do
 done
 PYTHONUNBUFFERED=1 timeout 120 python3 "$here/attn_torch.py" >"$out/att/torch.json" 2>"$out/att/torch.err"
 log "torch sdpa: exit $?"
-if python3 -c "import mlx.core" 2>/dev/null; then
+if python3 -c "import mlx.core as mx, sys; sys.exit(0 if mx.default_device() == mx.gpu else 1)" 2>/dev/null; then
   timeout 120 python3 "$here/attn_mlx.py" >"$out/att/mlx.json" 2>"$out/att/mlx.err"
   log "mlx sdpa: exit $?"
   S=tasks/mamba_mlx/templates/mlx/chunked_scan.cu
@@ -43,7 +43,7 @@ if python3 -c "import mlx.core" 2>/dev/null; then
     --candidate "$S:PREFIX=1" --candidate "$S:PREFIX=1,NCH=64,CH=8" >"$out/block/block.out" 2>"$out/block/block.err"
   log "mlx block: exit $? $(tail -c 200 "$out/block/block.err")"
 else
-  log "no MLX here: the MLX part skipped (stage it first: ../shared/device/stage-mlx.sh)"
+  log "no MLX GPU here: the MLX part skipped (stage it first: ../shared/device/stage-mlx.sh)"
 fi
 python3 - "$out" <<'PY' | tee -a "$out/untimed.txt"
 import json, os, sys
