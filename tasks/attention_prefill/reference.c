@@ -33,12 +33,17 @@ static uint16_t f_to_bf16(float f) {
   return (uint16_t)(u >> 16);
 }
 
+// the kv head that (batch, q head) pair bh reads: q head h of a batch
+// reads kv head h / (heads_q / heads_kv)
+static int64_t kv_head(int64_t bh, int64_t heads_q, int64_t heads_kv) {
+  return bh / heads_q * heads_kv + bh % heads_q / (heads_q / heads_kv);
+}
+
 void attention_prefill_plain(const uint16_t *restrict q,
                              const uint16_t *restrict k,
                              const uint16_t *restrict v, uint16_t *restrict o,
                              int64_t batch, int64_t heads_q, int64_t heads_kv,
                              int64_t seqlen, int64_t head_dim) {
-  int64_t group = heads_q / heads_kv;
   double scale = 1.0 / sqrt((double)head_dim);
   {
     double *s = malloc(sizeof(double) * (size_t)seqlen);
@@ -46,11 +51,9 @@ void attention_prefill_plain(const uint16_t *restrict q,
     if (!s || !acc)
       abort();
     for (int64_t bh = 0; bh < batch * heads_q; bh++) {
-      int64_t b = bh / heads_q, h = bh % heads_q, g = h / group;
-      const uint16_t *qh = q + (b * heads_q + h) * seqlen * head_dim;
-      const uint16_t *kh = k + (b * heads_kv + g) * seqlen * head_dim;
-      const uint16_t *vh = v + (b * heads_kv + g) * seqlen * head_dim;
-      uint16_t *oh = o + (b * heads_q + h) * seqlen * head_dim;
+      const int64_t n = seqlen * head_dim, kvh = kv_head(bh, heads_q, heads_kv);
+      const uint16_t *qh = q + bh * n, *kh = k + kvh * n, *vh = v + kvh * n;
+      uint16_t *oh = o + bh * n;
       for (int64_t i = 0; i < seqlen; i++) {
         double m = -INFINITY;
         for (int64_t j = 0; j <= i; j++) { // causal: keys 0..i
@@ -94,7 +97,6 @@ void attention_prefill_blocked(const uint16_t *restrict q,
                                const uint16_t *restrict v, uint16_t *restrict o,
                                int64_t batch, int64_t heads_q, int64_t heads_kv,
                                int64_t seqlen, int64_t head_dim) {
-  int64_t group = heads_q / heads_kv;
   double scale = 1.0 / sqrt((double)head_dim);
 #pragma omp parallel
   {
@@ -107,11 +109,9 @@ void attention_prefill_blocked(const uint16_t *restrict q,
       abort();
 #pragma omp for schedule(dynamic)
     for (int64_t bh = 0; bh < batch * heads_q; bh++) {
-      int64_t b = bh / heads_q, h = bh % heads_q, g = h / group;
-      const uint16_t *qh = q + (b * heads_q + h) * seqlen * head_dim;
-      const uint16_t *kh = k + (b * heads_kv + g) * seqlen * head_dim;
-      const uint16_t *vh = v + (b * heads_kv + g) * seqlen * head_dim;
-      uint16_t *oh = o + (b * heads_q + h) * seqlen * head_dim;
+      const int64_t n = seqlen * head_dim, kvh = kv_head(bh, heads_q, heads_kv);
+      const uint16_t *qh = q + bh * n, *kh = k + kvh * n, *vh = v + kvh * n;
+      uint16_t *oh = o + bh * n;
       for (int64_t e = 0; e < seqlen * head_dim;
            e++) { // bf16 is exact in float
         kf[e] = (float)bf16_to_d(kh[e]);
