@@ -26,13 +26,18 @@ out=${OUT_JSON:-}
 rows=()
 # the issue-16 tasks' C kernels: the template and parameters of the best
 # of a 20-evaluation search (bench/results/kernel_tasks_cpu-20261203-b.json;
-# decode and routing: the templates' defaults)
+# decode and routing: the templates' defaults); rmsnorm and layernorm:
+# row_blocked with streaming stores, 1.15-1.25x the hand-written kernels on
+# the largest workload (eval --beside, 2026-12-04)
 declare -A dk=([attention_prefill]=tasks/attention_prefill/templates/c/flash_blocked.c
   [gemm_bf16]=tasks/gemm_bf16/templates/c/register_tiled.c
   [decode_paged]=tasks/decode_paged/templates/c/split_kv.c
-  [moe_routing]=tasks/moe_routing/templates/c/fused.c)
+  [moe_routing]=tasks/moe_routing/templates/c/fused.c
+  [rmsnorm]=tasks/rmsnorm/templates/c/row_blocked.c
+  [layernorm]=tasks/layernorm/templates/c/row_blocked.c)
 declare -A dp=([attention_prefill]="BKV=64 BQ=32 SCHED=2 VEC=8"
-  [gemm_bf16]="MR=8 NV=3 SCHED=1 TILE_K=4096 VEC=16")
+  [gemm_bf16]="MR=8 NV=3 SCHED=1 TILE_K=4096 VEC=16"
+  [rmsnorm]="STORE=1 VEC=16" [layernorm]="STORE=1 VEC=16")
 for task in ${TASKS:-softmax rmsnorm layernorm selective_scan attention_prefill gemm_bf16 decode_paged moe_routing}; do
   var=KERNEL_$task
   pvar=PARAMS_$task

@@ -50,6 +50,15 @@ json_t *ks_eval_result_to_json(const ks_task *task, const ks_eval_result *r) {
     }
     /* timed beside the candidate in this evaluation, or once per run */
     json_object_set_new(wj, "anchor_reps", json_integer(w->anchor_reps));
+    /* --beside: that candidate's time over this one's on this workload,
+     * the per-workload term of the top-level beside_ratio */
+    if (r->beside_ratio > 0) {
+      double t = r->device_class == KS_DEV_GPU && w->device_ns_min > 0
+                     ? w->device_ns_min
+                     : w->time_ns_min;
+      if (t > 0 && w->anchor_ns_min > 0)
+        json_object_set_new(wj, "beside_ratio", num(w->anchor_ns_min / t));
+    }
     json_object_set_new(wj, "gbps", num(w->gbps));
     json_object_set_new(wj, "gflops", num(w->gflops));
     json_object_set_new(wj, "roofline_fraction", num(w->roofline_fraction));

@@ -61,6 +61,30 @@ PY
 done
 rm -rf "$odd"
 
+# STORE=1 (streaming stores) takes its streamed path only on outputs of at
+# least 8 MiB with aligned rows: shapes that stream (leftover rows, one row
+# block, an unaligned row length that must fall back) at VEC 8 and 16
+big=$(mktemp -d)
+for t in rmsnorm layernorm; do
+  dir=$here/tasks/$t
+  mkdir -p "$big/$t"
+  cp "$dir/reference.c" "$big/$t/"
+  python3 - "$dir/task.json" "$big/$t/task.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["workloads"] = [{"rows": r, "cols": c} for r, c in [(1027, 2048), (3, 1048584), (1001, 2056), (999, 2101)]]
+json.dump(t, open(sys.argv[2], "w"))
+PY
+  for tpl in "$dir"/templates/c/*.c; do
+    grep -q "param STORE" "$tpl" || continue
+    for vec in 8 16; do
+      out=$("$ks" eval "$big/$t" "$tpl" --param STORE=1 --param "VEC=$vec" --no-timing --seeds 1 --json -q); rc=$?
+      check "$t/$(basename "$tpl" .c) STORE=1 VEC=$vec is correct on streamed shapes" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $(field 'd["error"]' "$out")"
+    done
+  done
+done
+rm -rf "$big"
+
 # error paths: exit codes and messages
 tmp=$(mktemp -d)
 printf '// ksearch: backend=c entry=softmax\nvoid softmax(const float *x, float *y, long rows) { this is not C }\n' >"$tmp/bad.c"

@@ -1,10 +1,11 @@
 // ksearch: backend=c entry=rmsnorm
 // ksearch: family=row_blocked
-// ksearch: concepts=row_blocking,simd_vectorization,multi_accumulator,thread_parallel,omp_schedule
+// ksearch: concepts=row_blocking,simd_vectorization,multi_accumulator,thread_parallel,omp_schedule,streaming_stores
 // ksearch: param VEC in 8,16,4
 // ksearch: param ROWS in 4,2,8
 // ksearch: param SCHED in 0,1,2
 // ksearch: param CHUNK in 0,1,16
+// ksearch: param STORE in 0,1
 //
 // Template for tasks/rmsnorm, family row_blocked: ROWS rows are normalised
 // together. Their sums of squares advance column by column side by side
@@ -16,6 +17,9 @@
 //   ROWS   rows per block (one OpenMP iteration)
 //   SCHED  OpenMP schedule over row blocks: 0 static, 1 dynamic, 2 guided
 //   CHUNK  OpenMP chunk size in row blocks; 0 = the schedule's default
+//   STORE  output stores: 0 ordinary; 1 non-temporal (streaming) where the
+//          output is at least STREAM_MIN bytes, rows at least STREAM_COLS
+//          floats and aligned, ordinary elsewhere (x86; ordinary on others)
 #include <math.h>
 #include <stdint.h>
 
@@ -30,6 +34,9 @@
 #endif
 #ifndef CHUNK
 #define CHUNK 0
+#endif
+#ifndef STORE
+#define STORE 0
 #endif
 _Static_assert(VEC == 4 || VEC == 8 || VEC == 16, "VEC must be 4, 8 or 16");
 _Static_assert(ROWS >= 1 && ROWS <= 8, "ROWS must be 1..8");
@@ -58,7 +65,6 @@ _Static_assert(ROWS >= 1 && ROWS <= 8, "ROWS must be 1..8");
 #else
 #define KS_SCHEDULE schedule(KS_KIND)
 #endif
-#define KS_OMP_PARALLEL_FOR KS_PRAGMA(omp parallel for KS_SCHEDULE)
 
 // ---- SIMD helpers: GCC vector extensions, VEC floats wide ---------------
 typedef float vf __attribute__((vector_size(VEC * 4)));
@@ -73,6 +79,73 @@ static inline vf vload(const float *p) {
   return v;
 }
 static inline void vstore(float *p, vf v) { __builtin_memcpy(p, &v, sizeof v); }
+
+// ---- streaming stores (STORE=1) ------------------------------------------
+// A streamed line skips the read-for-ownership an ordinary store pays, so
+// reading N bytes and writing N moves 2N instead of 3N. It pays only when
+// the output overflows the caches (nothing reads it back soon) and rows are
+// long enough that whole lines come from one row: mixing streamed and
+// ordinary stores in one line costs more than either.
+#define STREAM_MIN (8 << 20)
+#define STREAM_COLS 256
+#if STORE == 1 && defined(__x86_64__)
+#include <immintrin.h>
+#define KS_STREAMS 1
+#if VEC == 16 && defined(__AVX512F__)
+#define VALIGN 64
+static inline void vstream(float *p, vf v) { _mm512_stream_ps(p, (__m512)v); }
+#elif VEC >= 8 && defined(__AVX__)
+#define VALIGN 32
+static inline void vstream(float *p, vf v) {
+  for (int i = 0; i < VEC; i += 8) {
+    __m256 h;
+    __builtin_memcpy(&h, (const float *)&v + i, sizeof h);
+    _mm256_stream_ps(p + i, h);
+  }
+}
+#else
+#define VALIGN 16
+static inline void vstream(float *p, vf v) {
+  for (int i = 0; i < VEC; i += 4) {
+    __m128 h;
+    __builtin_memcpy(&h, (const float *)&v + i, sizeof h);
+    _mm_stream_ps(p + i, h);
+  }
+}
+#endif
+// Streamed lines become visible to other threads only after a fence.
+static inline void store_fence(int nt) {
+  if (nt)
+    _mm_sfence();
+}
+#else
+#define KS_STREAMS 0
+static inline void store_fence(int nt) { (void)nt; }
+#endif
+// Whether this call streams: a large output, long rows, and every row
+// starting on the stream alignment (rows that alternate between streamed
+// and ordinary share lines; the output itself is 64-byte aligned).
+static inline int stream_rows(int64_t rows, int64_t cols) {
+#if KS_STREAMS
+  return rows * cols * 4 >= STREAM_MIN && cols >= STREAM_COLS &&
+         (cols * 4) % VALIGN == 0;
+#else
+  (void)rows, (void)cols;
+  return 0;
+#endif
+}
+// The output store of the vector body: streamed when nt and p is aligned.
+static inline void vput(float *p, vf v, int nt) {
+#if KS_STREAMS
+  if (nt && !((uintptr_t)p & (VALIGN - 1))) {
+    vstream(p, v);
+    return;
+  }
+#else
+  (void)nt;
+#endif
+  vstore(p, v);
+}
 // The first n (< VEC) lanes from p, the others `fill`: row tails without
 // reading past the end.
 static inline vf vload_part(const float *p, int64_t n, float fill) {
@@ -150,7 +223,8 @@ static inline vf vexp(vf x) {
 // arrays below live in registers.
 static inline __attribute__((always_inline)) void
 rmsnorm_rows(const float *restrict x, const float *restrict w,
-             float *restrict y, int64_t r0, int R, int64_t cols, float eps) {
+             float *restrict y, int64_t r0, int R, int64_t cols, float eps,
+             int nt) {
   const float *xr[ROWS];
   float *yr[ROWS];
   vd tot[ROWS];
@@ -186,7 +260,7 @@ rmsnorm_rows(const float *restrict x, const float *restrict w,
   for (; c + VEC <= cols; c += VEC) {
     vf wv = vload(w + c);
     for (int i = 0; i < R; i++)
-      vstore(yr[i] + c, vload(xr[i] + c) * vinv[i] * wv);
+      vput(yr[i] + c, vload(xr[i] + c) * vinv[i] * wv, nt);
   }
   if (c < cols && cols >= VEC) { // the last VEC columns again, overlapping
     c = cols - VEC;
@@ -205,12 +279,12 @@ rmsnorm_rows(const float *restrict x, const float *restrict w,
 // Iteration it of the row loop: a block of ROWS rows, or one leftover row.
 static inline void rmsnorm_item(const float *restrict x,
                                 const float *restrict w, float *restrict y,
-                                int64_t it, int64_t nb, int64_t cols,
-                                float eps) {
+                                int64_t it, int64_t nb, int64_t cols, float eps,
+                                int nt) {
   if (it < nb)
-    rmsnorm_rows(x, w, y, it * ROWS, ROWS, cols, eps);
+    rmsnorm_rows(x, w, y, it * ROWS, ROWS, cols, eps, nt);
   else
-    rmsnorm_rows(x, w, y, nb * ROWS + (it - nb), 1, cols, eps);
+    rmsnorm_rows(x, w, y, nb * ROWS + (it - nb), 1, cols, eps, nt);
 }
 
 void rmsnorm(const float *restrict x, const float *restrict w,
@@ -218,12 +292,17 @@ void rmsnorm(const float *restrict x, const float *restrict w,
   if (rows <= 0 || cols <= 0)
     return;
   int64_t nb = rows / ROWS, items = nb + rows % ROWS;
+  int nt = stream_rows(rows, cols);
   if (items == 1 || rows * cols <= SERIAL_BELOW) {
     for (int64_t it = 0; it < items; it++)
-      rmsnorm_item(x, w, y, it, nb, cols, eps);
+      rmsnorm_item(x, w, y, it, nb, cols, eps, nt);
+    store_fence(nt);
     return;
   }
-  KS_OMP_PARALLEL_FOR
-  for (int64_t it = 0; it < items; it++)
-    rmsnorm_item(x, w, y, it, nb, cols, eps);
+  KS_PRAGMA(omp parallel) {
+    KS_PRAGMA(omp for KS_SCHEDULE nowait)
+    for (int64_t it = 0; it < items; it++)
+      rmsnorm_item(x, w, y, it, nb, cols, eps, nt);
+    store_fence(nt); // before the region's closing barrier
+  }
 }
