@@ -37,6 +37,9 @@ static const char k_usage[] =
     "each beside the best, until the leader is told apart (default 8 when "
     "--budget >= 10, else 0)\n"
     "  --rounds N        rounds of that tournament, at most (default 6)\n"
+    "  --tie-rounds N    then up to N more rounds while the leader is "
+    "neither told apart nor the same speed within 2% (default 10; 0: "
+    "none)\n"
     "  --planner P       builtin (default), random (the baseline) or llm\n"
     "  --seed S          seed of selection ties and parameter draws "
     "(default 1)\n"
@@ -210,6 +213,7 @@ int ks_cmd_run(int argc, char **argv) {
       {"finalists", required_argument, 0, 1400},
       {"workloads", required_argument, 0, 1402},
       {"rounds", required_argument, 0, 1401},
+      {"tie-rounds", required_argument, 0, 1403},
       {"broker", required_argument, 0, 1500},
       {"parallel", required_argument, 0, 1501},
       {"target", required_argument, 0, 1502},
@@ -278,6 +282,7 @@ int ks_cmd_run(int argc, char **argv) {
     case 'g': NUM(0, 1e6, "--stagnation") so.stagnation = (int)v; break;
     case 1400: NUM(0, 16, "--finalists") so.finalists = (int)v; break;
     case 1401: NUM(1, 32, "--rounds") so.tourney_rounds = (int)v; break;
+    case 1403: NUM(0, 31, "--tie-rounds") so.tourney_tie_rounds = (int)v; break;
     case 1402: so.workloads = optarg; break;
     case 'p':
       if (!strcmp(optarg, "llm") && !ks_planner_find("llm")) {
@@ -472,7 +477,7 @@ int ks_cmd_run(int argc, char **argv) {
 static const char k_show_usage[] =
     "usage: ksearch show RUN_DIR [--json]\n"
     "       ksearch show RUN_DIR --retime [--finalists N] [--rounds N] "
-    "[run options]\n"
+    "[--tie-rounds N] [run options]\n"
     "  --json       the report's facts (what `ksearch report` draws) as one "
     "JSON\n"
     "               object on stdout\n"
@@ -483,6 +488,7 @@ static const char k_show_usage[] =
     "               no new candidates are made\n"
     "  --finalists N  leaders taken (default 8)\n"
     "  --rounds N     rounds, at most (default 6)\n"
+    "  --tie-rounds N tie-break rounds after those (default 10)\n"
     "  other options (--min-time, --threads, ...) are those of `ksearch run`\n";
 
 /* `show --retime`: the run resumed with no evaluations left, so that only

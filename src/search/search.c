@@ -38,6 +38,7 @@ void ks_search_opts_default(ks_search_opts *o) {
   o->stagnation = 25;
   o->finalists = -1; /* 8 for budgets of 10 or more, else none */
   o->tourney_rounds = 6;
+  o->tourney_tie_rounds = 10;
   o->seed = 1;
   o->max_attempts = 3;
   o->parallel = 1;
@@ -558,6 +559,7 @@ ks_code ks_search_run(const ks_search_opts *o, json_t **summary, ks_err *err) {
       if (!rc && fin >= 2 && s->ev && strcmp(stopped, "interrupted")) {
         ks_tourney_opts to = {.finalists = fin,
                               .rounds = o->tourney_rounds,
+                              .tie_rounds = o->tourney_tie_rounds,
                               .seed = o->seed,
                               .quiet = o->quiet};
         ks_tourney_result tr;

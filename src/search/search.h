@@ -37,6 +37,7 @@ typedef struct ks_search_opts {
   int finalists;            /* final tournament (tournament.h); <2: none */
   const char *workloads; /* --workloads selection (task_select.c); NULL: all */
   int tourney_rounds;
+  int tourney_tie_rounds; /* tie-break rounds after those (tournament.h) */
 } ks_search_opts;
 
 void ks_search_opts_default(ks_search_opts *o);

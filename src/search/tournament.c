@@ -51,18 +51,46 @@ static int paired(const ks_tourney_result *r, int f, int g, double *q) {
   return n;
 }
 
-/* one-sided sign test at 1/16: 4 rounds all slower is the least evidence;
- * or 3 rounds all at least 5% slower (a finalist that far behind in every
- * round is not the one the tournament is about) */
-static bool clearly_slower(const double *q, int n) {
+/* one-sided sign test at `level` (1/16 in the rounds: 4 rounds all slower
+ * is the least evidence); or 3 rounds all at least 5% slower (a finalist
+ * that far behind in every round is not the one the tournament is about).
+ * The test is repeated after every round, so the more rounds, the likelier
+ * a chance run of bad rounds: tie-break rounds ask for 1/64. */
+static bool clearly_slower(const double *q, int n, double level) {
   int above = 0;
   double hi = 0;
   for (int i = 0; i < n; i++) {
     above += q[i] >= 1;
     hi = q[i] > hi ? q[i] : hi;
   }
-  return (n >= 4 && binom_cdf(n, above) <= 1.0 / 16) ||
+  return (n >= 4 && binom_cdf(n, above) <= level) ||
          (n >= 3 && above == 0 && hi < 0.95);
+}
+
+/* The narrowest pair of order statistics of the sorted q[0..n) with at
+ * least 90% coverage for their median (with fewer than 5 values none
+ * reaches it: the range); *conf = its coverage. */
+static void median_interval(const double *q, int n, double *lo, double *hi,
+                            double *conf) {
+  int k = 1;
+  while (k + 1 <= (n + 1) / 2 && 1 - 2 * binom_cdf(n, k) >= 0.9)
+    k++;
+  *lo = q[k - 1];
+  *hi = q[n - k];
+  *conf = 1 - 2 * binom_cdf(n, k - 1);
+}
+
+/* f's paired ratios to g, sorted, the same interval as the winner's margin:
+ * whether they are the same speed within `band` (the whole interval inside
+ * [1/band, band], at 85% or more). */
+static bool same_within(const ks_tourney_result *r, int f, int g, double band) {
+  double q[KS_TOURNEY_ROUNDS_MAX], lo, hi, conf;
+  int n = paired(r, f, g, q);
+  if (n < 4)
+    return false;
+  qsort(q, (size_t)n, sizeof *q, cmp_d);
+  median_interval(q, n, &lo, &hi, &conf);
+  return conf >= 0.85 && lo >= 1 / band && hi <= band;
 }
 
 static bool alive(const ks_tourney_result *r, int f) {
@@ -90,6 +118,10 @@ ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
   n = n > KS_TOURNEY_MAX ? KS_TOURNEY_MAX : n;
   int rounds = o->rounds < 1 ? 6 : o->rounds;
   rounds = rounds > KS_TOURNEY_ROUNDS_MAX ? KS_TOURNEY_ROUNDS_MAX : rounds;
+  int extra = o->tie_rounds < 0 ? 0 : o->tie_rounds;
+  extra = rounds + extra > KS_TOURNEY_ROUNDS_MAX
+              ? KS_TOURNEY_ROUNDS_MAX - rounds
+              : extra;
   r->n = n;
   r->yardstick = 0;
   if (n < 2)
@@ -97,7 +129,7 @@ ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
   ks_rng rng;
   ks_rng_seed(&rng, o->seed, 0x70a4);
   ks_code rc = KS_OK;
-  for (int round = 0; !rc && round < rounds; round++) {
+  for (int round = 0; !rc && round < rounds + extra; round++) {
     int order[KS_TOURNEY_MAX], m = 0;
     for (int f = 0; f < n; f++)
       if (alive(r, f))
@@ -127,24 +159,31 @@ ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
       break;
     if (!o->quiet)
       ks_log(KS_LOG_INFO, "tournament: round %d of at most %d done (%d in)",
-             round + 1, rounds, m);
+             round + 1, round < rounds ? rounds : rounds + extra, m);
     int lead = leader(r);
     if (lead < 0)
       break;
-    int still = 0;
+    int still = 0, same = 0;
     for (int f = 0; f < n; f++) {
       if (f == lead || !alive(r, f))
         continue;
       double q[KS_TOURNEY_ROUNDS_MAX];
       int nq = paired(r, f, lead, q);
-      if (clearly_slower(q, nq))
+      if (clearly_slower(q, nq, round < rounds ? 1.0 / 16 : 1.0 / 64))
         r->out_after[f] = round + 1;
-      else
+      else {
         still++;
+        same += same_within(r, f, lead, KS_TOURNEY_SAME_BAND);
+      }
     }
     if (still == 0)
       break; /* the leader is told apart from every other finalist */
+    /* tie-break rounds: those still in are as fast as the leader within
+     * the band, so more rounds would not change what is reported */
+    if (round + 1 >= rounds && same == still)
+      break;
   }
+  r->tie_rounds = r->rounds > rounds ? r->rounds - rounds : 0;
   if (rc)
     return rc;
   for (int f = 0; f < n; f++) {
@@ -165,16 +204,35 @@ ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
   if (nq > 0) {
     qsort(q, (size_t)nq, sizeof *q, cmp_d);
     r->margin = nq % 2 ? q[nq / 2] : 0.5 * (q[nq / 2 - 1] + q[nq / 2]);
-    /* the narrowest pair of order statistics with 90% coverage; with
-     * fewer than 5 rounds none reaches it: the range, with what it has */
-    int k = 1;
-    while (k + 1 <= (nq + 1) / 2 && 1 - 2 * binom_cdf(nq, k) >= 0.9)
-      k++;
-    r->ci_lo = q[k - 1];
-    r->ci_hi = q[nq - k];
-    r->confidence = 1 - 2 * binom_cdf(nq, k - 1);
+    /* the top two by their medians against the yardstick, decided by
+     * their own paired rounds: the direct comparison of the two */
+    if (r->margin < 1 && nq == r->n_rounds[r->winner]) {
+      int t = r->winner;
+      r->winner = r->runner_up;
+      r->runner_up = t;
+      for (int i = 0; i < nq; i++)
+        q[i] = 1 / q[i];
+      qsort(q, (size_t)nq, sizeof *q, cmp_d);
+      r->margin = 1 / r->margin;
+    }
+    median_interval(q, nq, &r->ci_lo, &r->ci_hi, &r->confidence);
     /* and not on a coin's word: fewer than 4 rounds cover less than 85% */
     r->told_apart = r->ci_lo > 1 && r->confidence >= 0.85;
+    /* and from every other finalist still in, not only the runner-up by
+     * median: a third one still in may be the faster */
+    for (int f = 0; r->told_apart && f < r->n; f++) {
+      if (f == r->winner || f == r->runner_up || !alive(r, f))
+        continue;
+      double qf[KS_TOURNEY_ROUNDS_MAX], lo, hi, conf;
+      int nf = paired(r, r->winner, f, qf);
+      if (nf < 1) {
+        r->told_apart = false;
+        break;
+      }
+      qsort(qf, (size_t)nf, sizeof *qf, cmp_d);
+      median_interval(qf, nf, &lo, &hi, &conf);
+      r->told_apart = lo > 1 && conf >= 0.85;
+    }
   }
   return KS_OK;
 }
@@ -276,31 +334,34 @@ json_t *ks_tourney_to_json(const ks_tourney_result *r) {
                        "median", r->fixed_median[i], "eliminated_after",
                        r->out_after[i], "failed", r->failed[i]));
   }
-  char note[320];
+  char note[320], tie[48] = "";
+  if (r->tie_rounds > 0)
+    snprintf(tie, sizeof tie, ", %d of them tie-break", r->tie_rounds);
   if (r->winner < 0 || r->runner_up < 0)
     snprintf(note, sizeof note, "fewer than two correct candidates");
   else if (r->told_apart)
     snprintf(note, sizeof note,
              "candidate %lld beats candidate %lld by %.3fx (%.3f to %.3f in "
-             "%d rounds, %.0f%% interval; each timed beside candidate %lld)",
+             "%d rounds%s, %.0f%% interval; each timed beside candidate %lld)",
              (long long)r->cand[r->winner], (long long)r->cand[r->runner_up],
-             r->margin, r->ci_lo, r->ci_hi, r->rounds, r->confidence * 100,
+             r->margin, r->ci_lo, r->ci_hi, r->rounds, tie, r->confidence * 100,
              (long long)r->cand[r->yardstick]);
   else
     snprintf(note, sizeof note,
              "candidates %lld and %lld cannot be told apart (%.3fx, %.3f to "
-             "%.3f in %d rounds, %.0f%% interval): the winner is the better "
+             "%.3f in %d rounds%s, %.0f%% interval): the winner is the better "
              "median, not a proven faster kernel",
              (long long)r->cand[r->winner], (long long)r->cand[r->runner_up],
-             r->margin, r->ci_lo, r->ci_hi, r->rounds, r->confidence * 100);
+             r->margin, r->ci_lo, r->ci_hi, r->rounds, tie,
+             r->confidence * 100);
   return json_pack(
-      "{s:o, s:o, s:o, s:o, s:f, s:[f,f], s:f, s:b, s:s, s:i}", "finalists",
-      fin, "yardstick",
+      "{s:o, s:o, s:o, s:o, s:f, s:[f,f], s:f, s:b, s:s, s:i, s:i}",
+      "finalists", fin, "yardstick",
       r->n > 0 ? json_integer(r->cand[r->yardstick]) : json_null(), "winner",
       r->winner >= 0 ? json_integer(r->cand[r->winner]) : json_null(),
       "runner_up",
       r->runner_up >= 0 ? json_integer(r->cand[r->runner_up]) : json_null(),
       "margin", r->margin, "interval", r->ci_lo, r->ci_hi, "confidence",
       r->confidence, "told_apart", r->told_apart, "note", note, "rounds",
-      r->rounds);
+      r->rounds, "tie_rounds", r->tie_rounds);
 }

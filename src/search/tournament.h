@@ -24,10 +24,18 @@
 
 #define KS_TOURNEY_MAX 16
 #define KS_TOURNEY_ROUNDS_MAX 32
+/* finalists whose paired ratios to the leader lie within [1/band, band]
+ * (90% interval of the median, 85% coverage at least) are the same speed:
+ * no tie-break rounds for them */
+#define KS_TOURNEY_SAME_BAND 1.02
 
 typedef struct ks_tourney_opts {
   int finalists; /* default 8; <= 1 means no tournament */
   int rounds;    /* at most (default 6); fewer when decided earlier */
+  /* tie-break rounds after those (default 0 here; runs use 10): played
+   * while the leader is neither told apart from every finalist still in
+   * nor the same speed as each within KS_TOURNEY_SAME_BAND */
+  int tie_rounds;
   uint64_t seed; /* order of each round */
   bool quiet;
 } ks_tourney_opts;
@@ -35,6 +43,7 @@ typedef struct ks_tourney_opts {
 typedef struct ks_tourney_result {
   int n;                        /* finalists that took part */
   int rounds;                   /* rounds played */
+  int tie_rounds;               /* of which tie-break rounds */
   int yardstick;                /* index of the yardstick finalist */
   int64_t cand[KS_TOURNEY_MAX]; /* candidate ids */
   /* per round: the finalist's speed over the yardstick's (beside_ratio),
@@ -72,7 +81,7 @@ ks_code ks_tournament(ks_evaluator *ev, ks_store *store, const ks_task *task,
                       ks_err *err);
 /* {finalists: [{candidate_id, search_score, ratios, median_ratio, scores,
  * median, eliminated_after}], yardstick, winner, runner_up, margin,
- * interval: [lo, hi], confidence, told_apart, rounds, note}. */
+ * interval: [lo, hi], confidence, told_apart, rounds, tie_rounds, note}. */
 json_t *ks_tourney_to_json(const ks_tourney_result *r);
 
 /* A stored candidate (source and parameters) ready to evaluate again: the
