@@ -25,7 +25,7 @@
 # table and the truth's passes included) and prints a summary. TABLE_FROM=an
 # earlier result JSON reuses its table (step 1) only.
 #   [PASSES=1] [TOP=8] [TRUTH_PASSES=8] [SEEDS=5] [BUDGET=20] [TABLE_FROM=J] \
-#     [FINALISTS=N] [ROUNDS=N] bash bench/noise_choice.sh [OUT]
+#     [FINALISTS=N] [ROUNDS=N] [TIE_ROUNDS=N] [NOISE=1] bash bench/noise_choice.sh [OUT]
 # Smoke test (a minute; proves the plumbing, measures nothing):
 #   CONFIGS=6 TOP=3 TRUTH_PASSES=2 SEEDS=1 BUDGET=4 FINALISTS=3 ROUNDS=2 \
 #     bash bench/noise_choice.sh /tmp/noise-smoke.json
@@ -36,6 +36,26 @@ passes=${PASSES:-1} seeds=${SEEDS:-5} budget=${BUDGET:-20}
 top=${TOP:-8} truth_passes=${TRUTH_PASSES:-8}
 out=${1:-$here/bench/results/noise-choice-cpu-$(date +%Y-%m-%d).json}
 tmp=$(mktemp -d /tmp/ks-noise.XXXXXX)
+# NOISE=1: a neighbour for the whole run, as this machine's were when the
+# issue was measured: one thread copying 256 MiB (memory traffic, and a
+# core taken from the kernel's two) for 0.2-2 s at random, then idle
+# 0.2-2 s. Its pattern is seeded, so two runs see the same kind of noise.
+noise_pid=
+if [[ ${NOISE:-0} == 1 ]]; then
+  python3 - <<'PY' &
+import numpy as np, random, time
+random.seed(7)
+a = np.ones(64 << 20, dtype=np.float32)
+b = np.empty_like(a)
+while True:
+    end = time.time() + random.uniform(0.2, 2.0)
+    while time.time() < end:
+        np.copyto(b, a)
+    time.sleep(random.uniform(0.2, 2.0))
+PY
+  noise_pid=$!
+  trap '[[ -n $noise_pid ]] && kill $noise_pid 2>/dev/null' EXIT
+fi
 export KSEARCH_CACHE_DIR=$tmp/cache
 task=$tmp/rmsnorm_rb
 mkdir -p "$task/templates/c"
@@ -105,7 +125,7 @@ for p in $(seq "$truth_passes"); do
   done
 done
 for s in $(seq "$seeds"); do
-  "$ks" run "$task" --budget "$budget" --seed "$s" --out "$tmp/run$s" ${FINALISTS:+--finalists "$FINALISTS"} ${ROUNDS:+--rounds "$ROUNDS"} --json -q >"$tmp/run$s.json" 2>"$tmp/run$s.err"
+  "$ks" run "$task" --budget "$budget" --seed "$s" --out "$tmp/run$s" ${FINALISTS:+--finalists "$FINALISTS"} ${ROUNDS:+--rounds "$ROUNDS"} ${TIE_ROUNDS:+--tie-rounds "$TIE_ROUNDS"} --json -q >"$tmp/run$s.json" 2>"$tmp/run$s.err"
 done
 # 4. the truth for the reported picks outside the leaders: the same passes
 # beside the same anchor (a single table pass is as noisy as one evaluation,
@@ -223,7 +243,10 @@ for s in range(1, seeds + 1):
 ok = sum(1 for r in runs if r.get("vs_true_best", 0) >= 0.97)
 nears = [r["within_3pct_first_evaluated_at"] for r in runs if r.get("within_3pct_first_evaluated_at")]
 cg = [l.strip().split(":", 2)[2] for l in open("/proc/self/cgroup") if l.split(":")[1] in ("cpu", "cpu,cpuacct")]
-res = {"commit": commit, "command": "bash bench/noise_choice.sh", "load_average": load,
+env = __import__("os").environ
+cmd = " ".join("%s=%s" % (k, env[k]) for k in ("NOISE", "TIE_ROUNDS", "FINALISTS", "ROUNDS", "SEEDS", "BUDGET", "TABLE_FROM") if env.get(k))
+res = {"commit": commit, "command": (cmd + " " if cmd else "") + "bash bench/noise_choice.sh", "load_average": load,
+       "noise": "a neighbour copying 256 MiB on one thread 0.2-2 s on, 0.2-2 s off (NOISE=1)" if env.get("NOISE") == "1" else "none added",
        "cpu_cgroup": cg[0] if cg else None,
        "table_from": __import__("os").environ.get("TABLE_FROM"),
        "workload": "rmsnorm row_blocked 1024x8192", "passes": passes, "truth_passes": truth_passes,
