@@ -25,7 +25,8 @@
 # table and the truth's passes included) and prints a summary. TABLE_FROM=an
 # earlier result JSON reuses its table (step 1) only.
 #   [PASSES=1] [TOP=8] [TRUTH_PASSES=8] [SEEDS=5] [BUDGET=20] [TABLE_FROM=J] \
-#     [FINALISTS=N] [ROUNDS=N] [TIE_ROUNDS=N] [NOISE=1] bash bench/noise_choice.sh [OUT]
+#     [FINALISTS=N] [ROUNDS=N] [TIE_ROUNDS=N] [TIE_AB=1] [NOISE=1] \
+#     bash bench/noise_choice.sh [OUT]
 # Smoke test (a minute; proves the plumbing, measures nothing):
 #   CONFIGS=6 TOP=3 TRUTH_PASSES=2 SEEDS=1 BUDGET=4 FINALISTS=3 ROUNDS=2 \
 #     bash bench/noise_choice.sh /tmp/noise-smoke.json
@@ -124,13 +125,21 @@ for p in $(seq "$truth_passes"); do
     echo "$p $c ${r:-0}" >>"$tmp/truth.txt"
   done
 done
+# TIE_AB=1: every seed searched twice in a row, with the default tie-break
+# rounds (run$s) and with none (run$((seeds + s))), judged by one truth
+runs=$seeds
+[[ ${TIE_AB:-0} == 1 ]] && runs=$((2 * seeds))
 for s in $(seq "$seeds"); do
   "$ks" run "$task" --budget "$budget" --seed "$s" --out "$tmp/run$s" ${FINALISTS:+--finalists "$FINALISTS"} ${ROUNDS:+--rounds "$ROUNDS"} ${TIE_ROUNDS:+--tie-rounds "$TIE_ROUNDS"} --json -q >"$tmp/run$s.json" 2>"$tmp/run$s.err"
+  if [[ ${TIE_AB:-0} == 1 ]]; then
+    b=$((seeds + s))
+    "$ks" run "$task" --budget "$budget" --seed "$s" --out "$tmp/run$b" ${FINALISTS:+--finalists "$FINALISTS"} ${ROUNDS:+--rounds "$ROUNDS"} --tie-rounds 0 --json -q >"$tmp/run$b.json" 2>"$tmp/run$b.err"
+  fi
 done
 # 4. the truth for the reported picks outside the leaders: the same passes
 # beside the same anchor (a single table pass is as noisy as one evaluation,
 # 8% here: a pick scored from it could read 0.8 by bad luck)
-for s in $(seq "$seeds"); do
+for s in $(seq "$runs"); do
   python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["best"]["params"]; print(",".join("%s=%s" % (k, p[k]) for k in ("VEC","ROWS","SCHED","CHUNK")))' "$tmp/run$s/summary.json" 2>/dev/null
 done | sort -u | grep -vxF -f "$tmp/top.txt" >"$tmp/picks.txt"
 for p in $( [[ -s $tmp/picks.txt ]] && seq "$truth_passes"); do
@@ -143,7 +152,7 @@ for p in $( [[ -s $tmp/picks.txt ]] && seq "$truth_passes"); do
     echo "$p $c ${r:-0}" >>"$tmp/picks_truth.txt"
   done
 done
-python3 - "$tmp" "$seeds" "$passes" "$budget" "$out" "$(git -C "$here" rev-parse HEAD 2>/dev/null)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$truth_passes" "$anchor" <<'PY'
+python3 - "$tmp" "$runs" "$passes" "$budget" "$out" "$(git -C "$here" rev-parse HEAD 2>/dev/null)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$truth_passes" "$anchor" <<'PY'
 import json, math, sqlite3, statistics, sys
 tmp, seeds, passes, budget, out, commit, load = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7]
 truth_passes, anchor = int(sys.argv[8]), sys.argv[9]
@@ -193,9 +202,13 @@ def vs_best(k):
         return picks_true[k] / best_s, "truth (timed after the searches)"
     # outside the leaders: from the table, over the anchor's table score
     return (tmean.get(k, 0) / tmean[anchor] / best_s if tmean.get(anchor) else 0), "table"
+ab = __import__("os").environ.get("TIE_AB") == "1"
+half = seeds // 2 if ab else seeds
 runs = []
 for s in range(1, seeds + 1):
-    r = {"seed": s}
+    r = {"seed": s if s <= half else s - half}
+    if ab:
+        r["variant"] = "tie-break rounds (default)" if s <= half else "--tie-rounds 0"
     try:
         summ = json.load(open("%s/run%d/summary.json" % (tmp, s)))
         params = summ["best"]["params"]
@@ -241,10 +254,16 @@ for s in range(1, seeds + 1):
         r["error"] = str(e)
     runs.append(r)
 ok = sum(1 for r in runs if r.get("vs_true_best", 0) >= 0.97)
+by_variant = {}
+for r in runs:
+    v = by_variant.setdefault(r.get("variant", "all"), [0, 0, 0])
+    v[0] += r.get("vs_true_best", 0) >= 0.97
+    v[1] += 1
+    v[2] += r.get("tournament_evaluations", 0)
 nears = [r["within_3pct_first_evaluated_at"] for r in runs if r.get("within_3pct_first_evaluated_at")]
 cg = [l.strip().split(":", 2)[2] for l in open("/proc/self/cgroup") if l.split(":")[1] in ("cpu", "cpu,cpuacct")]
 env = __import__("os").environ
-cmd = " ".join("%s=%s" % (k, env[k]) for k in ("NOISE", "TIE_ROUNDS", "FINALISTS", "ROUNDS", "SEEDS", "BUDGET", "TABLE_FROM") if env.get(k))
+cmd = " ".join("%s=%s" % (k, env[k]) for k in ("NOISE", "TIE_AB", "TIE_ROUNDS", "FINALISTS", "ROUNDS", "SEEDS", "BUDGET", "TABLE_FROM") if env.get(k))
 res = {"commit": commit, "command": (cmd + " " if cmd else "") + "bash bench/noise_choice.sh", "load_average": load,
        "noise": "a neighbour copying 256 MiB on one thread 0.2-2 s on, 0.2-2 s off (NOISE=1)" if env.get("NOISE") == "1" else "none added",
        "cpu_cgroup": cg[0] if cg else None,
@@ -255,6 +274,7 @@ res = {"commit": commit, "command": (cmd + " " if cmd else "") + "bash bench/noi
        "true_order": [[c, true[c]] for c in order], "truth_uncertainty": truth_unc,
        "median_truth_pass_spread": spread,
        "runs": runs, "within_3pct": "%d of %d" % (ok, len(runs)),
+       "within_3pct_by_variant": {k: "%d of %d (tournament evaluations %d)" % tuple(v) for k, v in by_variant.items()},
        "within_3pct_first_evaluated_at_median": statistics.median(nears) if nears else None,
        "reported_first_evaluated_at_median": statistics.median([r["reported_first_evaluated_at"] for r in runs if r.get("reported_first_evaluated_at")] or [0]), "table": table, "truth_passes_raw": passes_r, "picks_truth_raw": picks_r}
 json.dump(res, open(out, "w"), indent=1)
@@ -262,9 +282,11 @@ print("true best %s (ratio to the anchor %.3f), runner-up %s (%.3f)" % (best, be
 print("truth's own uncertainty: best / runner-up %.3f, interval %.3f to %.3f (%.0f%%, %d passes): %s; median per-config spread over passes %.1f%%" % (
     truth_unc["best_over_runner_up"] or 0, lo, hi, 100 * conf, len(q), "told apart" if lo > 1 else "NOT told apart: a pick of the runner-up is within the truth's noise", 100 * (spread - 1)))
 for r in runs:
-    print("seed %d: reported %s -> %.3f of the true best (%s), first evaluated at %s; true best first evaluated at %s, in the final: %s; tie settlements %s; %s" % (r["seed"], r.get("reported"), r.get("vs_true_best", 0), r.get("vs_from"), r.get("reported_first_evaluated_at"), r.get("true_best_first_evaluated_at"), r.get("true_best_in_final"), r.get("tie_settlements"), r.get("tournament")))
+    print("%sseed %d: reported %s -> %.3f of the true best (%s), first evaluated at %s; true best first evaluated at %s, in the final: %s; tie settlements %s; %s" % (r.get("variant", "") + ": " if r.get("variant") else "", r["seed"], r.get("reported"), r.get("vs_true_best", 0), r.get("vs_from"), r.get("reported_first_evaluated_at"), r.get("true_best_first_evaluated_at"), r.get("true_best_in_final"), r.get("tie_settlements"), r.get("tournament")))
 print("within 3%%: %s; a configuration within 3%% of the true best first evaluated at a median %s (per seed %s); the reported one at a median %s  (%s)" % (
     res["within_3pct"], res["within_3pct_first_evaluated_at_median"], [r.get("within_3pct_first_evaluated_at") for r in runs],
     res["reported_first_evaluated_at_median"], out))
+if ab:
+    print("by variant: %s" % res["within_3pct_by_variant"])
 PY
 rm -rf "$tmp"

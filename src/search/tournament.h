@@ -11,8 +11,11 @@
  * place in the repetition order favours none. Rounds go on until the
  * leader is told apart from every other finalist (a sign test on the
  * paired per-round ratios eliminates those clearly slower) or the rounds
- * run out; the winner is the best median ratio, and its margin over the
- * runner-up comes with a distribution-free interval. The decision logic
+ * run out (then tie-break rounds among those still in, until the leader
+ * is told apart or the same within KS_TOURNEY_SAME_BAND); the winner is
+ * the best median ratio (of the top two, the one that leads in their own
+ * paired rounds), and its margin over the runner-up comes with a
+ * distribution-free interval. The decision logic
  * (ks_tourney_play) is separate from the evaluations, so that it can be
  * tested on synthetic timings.
  */

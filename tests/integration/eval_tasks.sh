@@ -51,8 +51,11 @@ PY
   for tpl in "$dir"/templates/c/*.c; do
     name=$(basename "$tpl" .c)
     extra=(); grep -q "param TSPLIT" "$tpl" && extra=(TSPLIT=1) # the time split
+    # AVX-512's exp (its tails pad with -inf: exp must give 0 there)
+    grep -q "param EXP" "$tpl" && extra+=(EXP=1,VEC=16 EXP=1,VEC=8)
     for vec in default 4 16 "${extra[@]}"; do
       p=(); [[ $vec == TSPLIT=1 ]] && p=(--param "$vec")
+      [[ $vec == EXP=1,* ]] && p=(--param EXP=1 --param "${vec#*,}")
       [[ $vec == 4 || $vec == 16 ]] && p=(--param "VEC=$vec")
       out=$("$ks" eval "$odd/$t" "$tpl" "${p[@]}" --no-timing --json -q); rc=$?
       check "$t/$name (${p[*]:-defaults}) is correct on odd shapes" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $(field 'd["error"]' "$out")"
@@ -63,7 +66,7 @@ rm -rf "$odd"
 
 # STORE=1 (streaming stores) takes its streamed path only on outputs of at
 # least 8 MiB with aligned rows: shapes that stream (leftover rows, one row
-# block, an unaligned row length that must fall back) at VEC 8 and 16
+# block, an unaligned row length that must fall back) at VEC 4, 8 and 16
 big=$(mktemp -d)
 for t in rmsnorm layernorm; do
   dir=$here/tasks/$t
@@ -77,7 +80,7 @@ json.dump(t, open(sys.argv[2], "w"))
 PY
   for tpl in "$dir"/templates/c/*.c; do
     grep -q "param STORE" "$tpl" || continue
-    for vec in 8 16; do
+    for vec in 4 8 16; do # SSE, AVX and AVX-512 streams where the ISA has them
       out=$("$ks" eval "$big/$t" "$tpl" --param STORE=1 --param "VEC=$vec" --no-timing --seeds 1 --json -q); rc=$?
       check "$t/$(basename "$tpl" .c) STORE=1 VEC=$vec is correct on streamed shapes" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $(field 'd["error"]' "$out")"
     done

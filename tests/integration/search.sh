@@ -34,21 +34,29 @@ note=$(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['tournament']
 check "show --retime re-times the leaders and updates summary.json ($note)" "$([[ $rc == 0 && $n0 == "$n1" && $note == "2 "* ]] && echo yes)" "exit $rc, evaluations $n0 -> $n1, $note: $out"
 # the paired tournament: 4 finalists, at most 3 rounds, each timed beside
 # the yardstick (the search's best, finalists[0], beside itself too); those
-# not eliminated play every round, the winner has the best median ratio
+# not eliminated play every round (3, then at most 2 tie-break rounds), the
+# winner has the best median ratio, or the second best and leads the best
+# in their own paired rounds
 c=$(db "$tmp/softmax/ksearch.db" "select count(*) from evaluations where status = 'ok'")
-out=$("$ks" show "$tmp/softmax" --retime --finalists 4 --rounds 3 --min-time 0.02 -q 2>&1); rc=$?
+out=$("$ks" show "$tmp/softmax" --retime --finalists 4 --rounds 3 --tie-rounds 2 --min-time 0.02 -q 2>&1); rc=$?
 paired=$(python3 - "$tmp/softmax/summary.json" <<'PY' 2>&1
 import json, sys
 t = json.load(open(sys.argv[1]))["tournament"]
 f = t["finalists"]
 played = t["rounds"]
-ok = t["yardstick"] == f[0]["candidate_id"] and 1 <= played <= 3
+ok = t["yardstick"] == f[0]["candidate_id"] and 1 <= played <= 5
+ok = ok and t["tie_rounds"] == max(0, played - 3)
 for x in f:
     n = len(x["ratios"])
     ok = ok and n <= played and (x["failed"] or x["eliminated_after"] or n == played)
 live = [x for x in f if not x["failed"] and not x["eliminated_after"]]
 win = [x for x in f if x["candidate_id"] == t["winner"]]
-ok = ok and win and win[0]["median_ratio"] == max(x["median_ratio"] for x in live)
+top = max(live, key=lambda x: x["median_ratio"])
+def leads(a, b):  # the median of a's paired ratios over b's, rounds both played
+    q = sorted(x / y for x, y in zip(a["ratios"], b["ratios"]) if x > 0 and y > 0)
+    return q and (q[len(q) // 2] if len(q) % 2 else (q[len(q) // 2 - 1] + q[len(q) // 2]) / 2) >= 1
+ok = ok and win and (win[0] is top or (leads(win[0], top) and
+    win[0]["median_ratio"] == max(x["median_ratio"] for x in live if x is not top)))
 ok = ok and 0.5 < f[0]["median_ratio"] < 2  # the yardstick beside itself
 print(played, [len(x["ratios"]) for x in f], "yes" if ok else "no")
 PY

@@ -94,22 +94,21 @@ static inline void vstore(float *p, vf v) { __builtin_memcpy(p, &v, sizeof v); }
 #if VEC == 16 && defined(__AVX512F__)
 #define VALIGN 64
 static inline void vstream(float *p, vf v) { _mm512_stream_ps(p, (__m512)v); }
-#elif VEC >= 8 && defined(__AVX__)
+#else // VEC in pieces of the widest streaming store the ISA has
+#if VEC >= 8 && defined(__AVX__)
 #define VALIGN 32
-static inline void vstream(float *p, vf v) {
-  for (int i = 0; i < VEC; i += 8) {
-    __m256 h;
-    __builtin_memcpy(&h, (const float *)&v + i, sizeof h);
-    _mm256_stream_ps(p + i, h);
-  }
-}
+typedef __m256 sv;
+#define sv_stream _mm256_stream_ps
 #else
 #define VALIGN 16
+typedef __m128 sv;
+#define sv_stream _mm_stream_ps
+#endif
 static inline void vstream(float *p, vf v) {
-  for (int i = 0; i < VEC; i += 4) {
-    __m128 h;
+  for (int i = 0; i < VEC; i += VALIGN / 4) {
+    sv h;
     __builtin_memcpy(&h, (const float *)&v + i, sizeof h);
-    _mm_stream_ps(p + i, h);
+    sv_stream(p + i, h);
   }
 }
 #endif
