@@ -203,18 +203,17 @@ ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
   int nq = paired(r, r->winner, r->runner_up, q);
   if (nq > 0) {
     qsort(q, (size_t)nq, sizeof *q, cmp_d);
-    r->margin = nq % 2 ? q[nq / 2] : 0.5 * (q[nq / 2 - 1] + q[nq / 2]);
     /* the top two by their medians against the yardstick, decided by
      * their own paired rounds: the direct comparison of the two */
-    if (r->margin < 1 && nq == r->n_rounds[r->winner]) {
+    if (median_pos(q, nq) < 1 && nq == r->n_rounds[r->winner]) {
       int t = r->winner;
       r->winner = r->runner_up;
       r->runner_up = t;
       for (int i = 0; i < nq; i++)
         q[i] = 1 / q[i];
       qsort(q, (size_t)nq, sizeof *q, cmp_d);
-      r->margin = 1 / r->margin;
     }
+    r->margin = median_pos(q, nq);
     median_interval(q, nq, &r->ci_lo, &r->ci_hi, &r->confidence);
     /* and not on a coin's word: fewer than 4 rounds cover less than 85% */
     r->told_apart = r->ci_lo > 1 && r->confidence >= 0.85;
