@@ -80,17 +80,19 @@ static void median_interval(const double *q, int n, double *lo, double *hi,
   *conf = 1 - 2 * binom_cdf(n, k - 1);
 }
 
-/* f's paired ratios to g, sorted, the same interval as the winner's margin:
- * whether they are the same speed within `band` (the whole interval inside
- * [1/band, band], at 85% or more). */
-static bool same_within(const ks_tourney_result *r, int f, int g, double band) {
+/* Whether f, by its paired ratios to the leader g (the same interval as
+ * the winner's margin, at 85% or more), is at most `band` faster than g:
+ * then more rounds could change the pick by less than the band. A
+ * finalist far slower passes too (the sign test may not have caught it). */
+static bool not_faster_by(const ks_tourney_result *r, int f, int g,
+                          double band) {
   double q[KS_TOURNEY_ROUNDS_MAX], lo, hi, conf;
   int n = paired(r, f, g, q);
   if (n < 4)
     return false;
   qsort(q, (size_t)n, sizeof *q, cmp_d);
   median_interval(q, n, &lo, &hi, &conf);
-  return conf >= 0.85 && lo >= 1 / band && hi <= band;
+  return conf >= 0.85 && hi <= band;
 }
 
 static bool alive(const ks_tourney_result *r, int f) {
@@ -173,13 +175,14 @@ ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
         r->out_after[f] = round + 1;
       else {
         still++;
-        same += same_within(r, f, lead, KS_TOURNEY_SAME_BAND);
+        same += not_faster_by(r, f, lead, KS_TOURNEY_SAME_BAND);
       }
     }
     if (still == 0)
       break; /* the leader is told apart from every other finalist */
-    /* tie-break rounds: those still in are as fast as the leader within
-     * the band, so more rounds would not change what is reported */
+    /* tie-break rounds: none still in can be faster than the leader by
+     * more than the band, so more rounds could not change the pick by
+     * more than that */
     if (round + 1 >= rounds && same == still)
       break;
   }

@@ -12,7 +12,7 @@
  * leader is told apart from every other finalist (a sign test on the
  * paired per-round ratios eliminates those clearly slower) or the rounds
  * run out (then tie-break rounds among those still in, until the leader
- * is told apart or the same within KS_TOURNEY_SAME_BAND); the winner is
+ * is told apart or none can beat it by KS_TOURNEY_SAME_BAND); the winner is
  * the best median ratio (of the top two, the one that leads in their own
  * paired rounds), and its margin over the runner-up comes with a
  * distribution-free interval. The decision logic
@@ -27,9 +27,9 @@
 
 #define KS_TOURNEY_MAX 16
 #define KS_TOURNEY_ROUNDS_MAX 32
-/* finalists whose paired ratios to the leader lie within [1/band, band]
- * (90% interval of the median, 85% coverage at least) are the same speed:
- * no tie-break rounds for them */
+/* tie-break rounds end when no finalist still in can be faster than the
+ * leader by more than this (the upper end of the 90% interval of their
+ * paired ratios, 85% coverage at least) */
 #define KS_TOURNEY_SAME_BAND 1.02
 
 typedef struct ks_tourney_opts {
@@ -37,7 +37,7 @@ typedef struct ks_tourney_opts {
   int rounds;    /* at most (default 6); fewer when decided earlier */
   /* tie-break rounds after those (default 0 here; runs use 10): played
    * while the leader is neither told apart from every finalist still in
-   * nor the same speed as each within KS_TOURNEY_SAME_BAND */
+   * nor known to be at most KS_TOURNEY_SAME_BAND slower than each */
   int tie_rounds;
   uint64_t seed; /* order of each round */
   bool quiet;
