@@ -80,6 +80,19 @@ static void median_interval(const double *q, int n, double *lo, double *hi,
   *conf = 1 - 2 * binom_cdf(n, k - 1);
 }
 
+/* f's paired ratios to g, sorted, with the interval of their median
+ * (median_interval); the number of rounds both played. */
+static int paired_interval(const ks_tourney_result *r, int f, int g, double *q,
+                           double *lo, double *hi, double *conf) {
+  int n = paired(r, f, g, q);
+  *lo = *hi = *conf = 0;
+  if (n > 0) {
+    qsort(q, (size_t)n, sizeof *q, cmp_d);
+    median_interval(q, n, lo, hi, conf);
+  }
+  return n;
+}
+
 /* Whether f, by its paired ratios to the leader g (the same interval as
  * the winner's margin, at 85% or more), is at most `band` faster than g:
  * then more rounds could change the pick by less than the band. A
@@ -87,12 +100,8 @@ static void median_interval(const double *q, int n, double *lo, double *hi,
 static bool not_faster_by(const ks_tourney_result *r, int f, int g,
                           double band) {
   double q[KS_TOURNEY_ROUNDS_MAX], lo, hi, conf;
-  int n = paired(r, f, g, q);
-  if (n < 4)
-    return false;
-  qsort(q, (size_t)n, sizeof *q, cmp_d);
-  median_interval(q, n, &lo, &hi, &conf);
-  return conf >= 0.85 && hi <= band;
+  int n = paired_interval(r, f, g, q, &lo, &hi, &conf);
+  return n >= 4 && conf >= 0.85 && hi <= band;
 }
 
 static bool alive(const ks_tourney_result *r, int f) {
@@ -165,7 +174,7 @@ ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
     int lead = leader(r);
     if (lead < 0)
       break;
-    int still = 0, same = 0;
+    int still = 0, settled = 0;
     for (int f = 0; f < n; f++) {
       if (f == lead || !alive(r, f))
         continue;
@@ -175,7 +184,7 @@ ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
         r->out_after[f] = round + 1;
       else {
         still++;
-        same += not_faster_by(r, f, lead, KS_TOURNEY_SAME_BAND);
+        settled += not_faster_by(r, f, lead, KS_TOURNEY_SAME_BAND);
       }
     }
     if (still == 0)
@@ -183,7 +192,7 @@ ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
     /* tie-break rounds: none still in can be faster than the leader by
      * more than the band, so more rounds could not change the pick by
      * more than that */
-    if (round + 1 >= rounds && same == still)
+    if (round + 1 >= rounds && settled == still)
       break;
   }
   r->tie_rounds = r->rounds > rounds ? r->rounds - rounds : 0;
@@ -203,21 +212,19 @@ ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
   if (r->runner_up < 0)
     return KS_OK;
   double q[KS_TOURNEY_ROUNDS_MAX];
-  int nq = paired(r, r->winner, r->runner_up, q);
+  int nq = paired_interval(r, r->winner, r->runner_up, q, &r->ci_lo, &r->ci_hi,
+                           &r->confidence);
   if (nq > 0) {
-    qsort(q, (size_t)nq, sizeof *q, cmp_d);
     /* the top two by their medians against the yardstick, decided by
      * their own paired rounds: the direct comparison of the two */
     if (median_pos(q, nq) < 1 && nq == r->n_rounds[r->winner]) {
       int t = r->winner;
       r->winner = r->runner_up;
       r->runner_up = t;
-      for (int i = 0; i < nq; i++)
-        q[i] = 1 / q[i];
-      qsort(q, (size_t)nq, sizeof *q, cmp_d);
+      nq = paired_interval(r, r->winner, r->runner_up, q, &r->ci_lo, &r->ci_hi,
+                           &r->confidence);
     }
     r->margin = median_pos(q, nq);
-    median_interval(q, nq, &r->ci_lo, &r->ci_hi, &r->confidence);
     /* and not on a coin's word: fewer than 4 rounds cover less than 85% */
     r->told_apart = r->ci_lo > 1 && r->confidence >= 0.85;
     /* and from every other finalist still in, not only the runner-up by
@@ -226,13 +233,10 @@ ks_code ks_tourney_play(const ks_tourney_opts *o, int n,
       if (f == r->winner || f == r->runner_up || !alive(r, f))
         continue;
       double qf[KS_TOURNEY_ROUNDS_MAX], lo, hi, conf;
-      int nf = paired(r, r->winner, f, qf);
-      if (nf < 1) {
+      if (!paired_interval(r, r->winner, f, qf, &lo, &hi, &conf)) {
         r->told_apart = false;
         break;
       }
-      qsort(qf, (size_t)nf, sizeof *qf, cmp_d);
-      median_interval(qf, nf, &lo, &hi, &conf);
       r->told_apart = lo > 1 && conf >= 0.85;
     }
   }
