@@ -17,12 +17,22 @@
 # slows the probe (pure bandwidth) up to 1.7x more than a kernel at a third
 # of it (measured here under load), and no placement of the probe cancels
 # that. About 3 s per evaluation here: N=10 and 8 tasks, 5-8 minutes.
-#   N=10 [TASKS="softmax rmsnorm ..."] [OUT_JSON=F] bash bench/ceiling_spread.sh
+# NOISE=1: the seeded neighbour of bench/neighbour.py (one thread copying
+# 256 MiB on and off) for the whole run, as this machine's neighbours were
+# when the issue was measured; on a quiet machine the absolute spread is
+# 1.01-1.09 and half of it is below one evaluation's own noise.
+#   N=10 [TASKS="softmax rmsnorm ..."] [NOISE=1] [OUT_JSON=F] bash bench/ceiling_spread.sh
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 ks=${KSEARCH:-$here/build/ksearch}
 n=${N:-10}
 out=${OUT_JSON:-}
+noise_pid=
+if [[ ${NOISE:-0} == 1 ]]; then
+  python3 "$here/bench/neighbour.py" 7 &
+  noise_pid=$!
+  trap '[[ -n $noise_pid ]] && kill $noise_pid 2>/dev/null' EXIT
+fi
 rows=()
 # the issue-16 tasks' C kernels: the template and parameters of the best
 # of a 20-evaluation search (bench/results/kernel_tasks_cpu-20261203-b.json;
@@ -75,7 +85,7 @@ mm = [r["workloads"][big][fig] / r["workloads"][big][pfig] for r in runs
       if r["status"] == "ok" and r["workloads"][big].get(pfig, 0) > 0]
 st = [r["status"] for r in runs]
 ceil = runs[0]["workloads"][big]["ceiling"]
-res = {"task": task, "workload": runs[0]["workloads"][big]["axes"], "ceiling": ceil,
+res = {"task": task, "noise": sys.argv[2] == "1", "workload": runs[0]["workloads"][big]["axes"], "ceiling": ceil,
        "ceiling_kind": "compute" if comp else "memory", "absolute": fig,
        "statuses": st, "fractions": fr, "gbps": gb,
        "fraction_spread": max(fr) / min(fr) if fr else None,
@@ -84,7 +94,7 @@ res = {"task": task, "workload": runs[0]["workloads"][big]["axes"], "ceiling": c
        "minmin_fractions": mm, "minmin_spread": max(mm) / min(mm) if mm else None,
        "probe_pairs": [r["workloads"][big].get("probe_pairs") for r in runs if r["status"] == "ok"]}
 print(json.dumps(res))
-' "$task")")
+' "$task" "${NOISE:-0}")")
 done
 printf '%s\n' "${rows[@]}" | python3 -c '
 import json, sys

@@ -43,17 +43,7 @@ tmp=$(mktemp -d /tmp/ks-noise.XXXXXX)
 # 0.2-2 s. Its pattern is seeded, so two runs see the same kind of noise.
 noise_pid=
 if [[ ${NOISE:-0} == 1 ]]; then
-  python3 - <<'PY' &
-import numpy as np, random, time
-random.seed(7)
-a = np.ones(64 << 20, dtype=np.float32)
-b = np.empty_like(a)
-while True:
-    end = time.time() + random.uniform(0.2, 2.0)
-    while time.time() < end:
-        np.copyto(b, a)
-    time.sleep(random.uniform(0.2, 2.0))
-PY
+  python3 "$here/bench/neighbour.py" 7 &
   noise_pid=$!
   trap '[[ -n $noise_pid ]] && kill $noise_pid 2>/dev/null' EXIT
 fi
