@@ -23,9 +23,13 @@ int main(int argc, char **argv) {
   smem = (BQ + 4 * BKV) * (D + 8) * 2;
 #elif defined(WGMMA)
   g = {(unsigned)((S + 64 * WGS - 1) / (64 * WGS)), (unsigned)Hq, (unsigned)B};
+#if PERSIST
+  // the header's persistent launch line: min(PERSIST, items) blocks
+  g = {(unsigned)std::min<long>(PERSIST, (long)g.x * Hq * B), 1, 1};
+#endif
   bl.x = 128 * WGS + 128 * (WS > 0);
   smem = (64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * D * 2 + 1024 +
-         16 * (STAGES + OVERLAP);
+         16 * (STAGES + OVERLAP) + 16;
 #elif defined(BASE)
   g = {(unsigned)((S + 3) / 4), (unsigned)Hq, (unsigned)B};
   bl.x = 128;

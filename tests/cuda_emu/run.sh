@@ -8,7 +8,10 @@
 # warp_scan template: odd seqlen, windows carried over, partial blocks,
 # delta_softplus 0; the wgmma GEMM with TMA=1: bulk tensor copies into the
 # 128B-swizzled slots, zero-filled past m, n and k, expect_tx byte counts,
-# and the cp.async/element fallback where rows are no 16-byte multiple).
+# and the cp.async/element fallback where rows are no 16-byte multiple;
+# attention's wgmma_flash with PERSIST: a few resident blocks taking many
+# work items each, so slots, parities, the Q region's barriers and the
+# pingpong turns carry over from item to item).
 # A case whose args end in "!trap" passes when the kernel traps (attention's
 # wgmma_flash at a head_dim without an instance).
 # Catches wrong fragment layouts, masks, gathers, tie-breaks and pipeline
@@ -93,6 +96,12 @@ cases=(
   "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|TMA=1 WS=1 OVERLAP=0 BKV=64 STAGES=3|2 3 1 130 64"
   "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|TMA=1 WS=2 WGS=3 BKV=64|1 2 1 300 128"
   "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|TMA=1|1 4 2 1 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|PERSIST=3|2 6 2 257 64"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|PERSIST=2 TMA=1|1 4 2 300 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|PERSIST=5 WS=1 OVERLAP=0 BKV=64 STAGES=3|2 3 1 130 64"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|PERSIST=4 WS=1 WGS=1|1 3 3 200 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|PERSIST=2 WS=2 WGS=3 BKV=64 TMA=1|1 2 1 300 128"
+  "attention|attention_prefill/templates/cuda/wgmma_flash.cu|WGMMA|PERSIST=3 EMU_CP_EAGER=1|1 4 1 1 64"
   "attention|attention_prefill/templates/cuda/warp_query.cu|WARPQ|WARPS=4|2 4 2 77 64"
   "attention|attention_prefill/templates/cuda/warp_two_pass.cu|WARPQ|WARPS=8|1 2 1 70 128"
   "attention|attention_prefill/baseline/cuda.cu|BASE||1 2 1 40 64"

@@ -64,6 +64,15 @@ check "attention_prefill: wgmma_flash at head_dim 32 fails loudly ($st), not as 
 # head's end reads the next head's rows, masked)
 out=$("$ks" eval attention_prefill "$here/tasks/attention_prefill/templates/cuda/wgmma_flash.cu" --backend cuda --workloads "$attn_wl" --param TMA=1 --json -q --seeds 1 --no-timing); rc=$?
 check "attention_prefill: wgmma_flash TMA=1 is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
+# persistent blocks: on the GPU-sized workloads each of the 132 takes many
+# work items, so the slots' parities, the Q region's barriers and the
+# pingpong turns carry over (fewer blocks: tests/cuda_emu)
+for pp in "PERSIST=132" "PERSIST=132 TMA=1"; do
+  ps=()
+  for p in $pp; do ps+=(--param "$p"); done
+  out=$("$ks" eval attention_prefill "$here/tasks/attention_prefill/templates/cuda/wgmma_flash.cu" --backend cuda --workloads "$attn_wl" "${ps[@]}" --json -q --seeds 1 --no-timing); rc=$?
+  check "attention_prefill: wgmma_flash $pp is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
+done
 
 rm -f /tmp/ksearch_adv_cuda_system
 for f in "$here"/tests/adversarial/cuda/*.cu; do

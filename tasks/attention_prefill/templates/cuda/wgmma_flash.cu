@@ -8,10 +8,12 @@
 // ksearch: param WS in 2,1,0
 // ksearch: param LPT in 1,0
 // ksearch: param TMA in 0,1
+// ksearch: param PERSIST in 0,132
 // ksearch: tensormap tma_q of=q box=(64, 64 * WGS) swizzle=128 view=(head_dim, batch * heads_q * seqlen)
 // ksearch: tensormap tma_k of=k box=(64, BKV) swizzle=128 view=(head_dim, batch * heads_kv * seqlen)
 // ksearch: tensormap tma_v of=v box=(64, BKV) swizzle=128 view=(head_dim, batch * heads_kv * seqlen)
-// ksearch: launch grid=(cdiv(seqlen, 64 * WGS), heads_q, batch) block=(128 * WGS + 128 * min(WS, 1), 1, 1) smem=((64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * head_dim * 2 + 1024 + 16 * (STAGES + OVERLAP))
+// ksearch: launch grid=(cdiv(seqlen, 64 * WGS), heads_q, batch) block=(128 * WGS + 128 * min(WS, 1), 1, 1) smem=((64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * head_dim * 2 + 1024 + 16 * (STAGES + OVERLAP) + 16) when=(1 - min(PERSIST, 1))
+// ksearch: launch grid=(min(PERSIST, cdiv(seqlen, 64 * WGS) * heads_q * batch), 1, 1) block=(128 * WGS + 128 * min(WS, 1), 1, 1) smem=((64 * WGS + 2 * (STAGES + OVERLAP) * BKV) * head_dim * 2 + 1024 + 16 * (STAGES + OVERLAP) + 16) when=(min(PERSIST, 1))
 //
 // CUDA template for tasks/attention_prefill, family wgmma_flash (DESIGN.md:
 // Templates): FlashAttention-3-style forward on Hopper warpgroup MMA
@@ -58,6 +60,17 @@
 //     runs while P V of t is still on the tensor cores, and the rescale of O
 //     it asks for runs beside the next S, before the next P V. Needs the
 //     next tile in the ring too: one more slot.
+//   PERSIST=N (with WS=1 or 2): N resident blocks (132: one per H200 SM;
+//     any N is correct) instead of a block per query tile; block i takes
+//     work items i, i + N, ... of the longest-first order (LPT below). Slot
+//     uses count on across a block's items, so a slot's parity carries over;
+//     Q has its own full/empty mbarrier pair (empty: every consumer thread
+//     once its output left the Q region it is staged through), so with TMA=1
+//     the producer has the next item's first K/V tile in flight while the
+//     consumers finish the last item's P V and write O (cp.async: Q first,
+//     then the tiles, as Q's offsets would otherwise spill the producer's 40
+//     registers). What it saves: a block's launch, barrier set-up and first
+//     load latency per item, and the tail of a wave.
 // Causal: a block reads key tiles up to its last query, and so do all its
 // warpgroups (bounds uniform in the block: ptxas serializes wgmmas it sees
 // issued on divergent paths); only tiles crossing a warpgroup's diagonal or
@@ -93,8 +106,8 @@
 // Registers: O (D/2) + S (BKV/2) + P (BKV/4) per thread, 160 at D = BKV =
 // 128 (ptxas 13, both head_dim instances: WS=0 WGS=2 220 with OVERLAP, 194
 // without, BKV=64 154; WGS=3 caps a thread at 168; WS>0 reports 168 at
-// WGS=2 (the consumers run under setmaxnreg 232), no spills but 4-8 bytes
-// at WS>0 WGS=3 OVERLAP=1). A thread's cp.async chunks differ by constant
+// WGS=2 (the consumers run under setmaxnreg 232), no spills but 56-64 bytes
+// at WS>0 WGS=3 BKV=64 OVERLAP=1 since the work-item loop, 4-8 before). A thread's cp.async chunks differ by constant
 // offsets (load_rows) and descriptors are one add from a base, which keeps
 // addresses out of the register budget. Refused at compile time: shared
 // memory at D=128, (BQ + 2*NSLOT*BKV)*256 + 1024 + 16*NSLOT bytes, past
@@ -125,6 +138,9 @@
 #ifndef TMA
 #define TMA 0
 #endif
+#ifndef PERSIST
+#define PERSIST 0
+#endif
 #define BQ (64 * WGS)
 #define CTHREADS (128 * WGS) /* the consumer warpgroups */
 #define PRODUCER (WS > 0)
@@ -145,13 +161,16 @@ static_assert(OVERLAP == 0 || OVERLAP == 1, "OVERLAP is 0 or 1");
 static_assert(WS >= 0 && WS <= 2, "WS is 0, 1 or 2");
 static_assert(TMA == 0 || (TMA == 1 && WS > 0),
               "TMA=1 needs the producer warpgroup (WS=1 or 2)");
+static_assert(PERSIST == 0 || WS > 0,
+              "PERSIST needs the producer warpgroup (WS=1 or 2)");
 static_assert(!(WS == 2 && WGS == 1),
               "pingpong needs 2 or 3 consumer warpgroups (WGS=1: use WS=1)");
 static_assert(!(WS && WGS == 3 && BKV == 128),
               "3 consumer warpgroups get 152 registers: spills at BKV 128");
 // refused rather than a launch error: the ring must fit the 227 KiB of
 // shared memory a block may have at head_dim 128 (every GPU workload but one)
-static_assert((64 * WGS + 2 * NSLOT * BKV) * 256 + 1024 + 16 * NSLOT <= 232448,
+static_assert((64 * WGS + 2 * NSLOT * BKV) * 256 + 1024 + 16 * NSLOT + 16 <=
+                  232448,
               "Q and NSLOT K/V slots exceed 227 KiB at head_dim 128");
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p) {
@@ -525,205 +544,278 @@ __device__ __forceinline__ void to_p(const float *s, uint32_t (*p)[4]) {
       p[kk][j] = pack_bf16(s[8 * kk + 2 * j], s[8 * kk + 2 * j + 1]);
 }
 
+// a block's unit of work: query tile qt (BQ queries) of head h, sequence b
+struct tile_t {
+  int qt, h, b;
+};
+// work item lin in longest-processing-time order: every (head, batch)'s
+// longest query tile before any shorter one, heads fastest (so the GQA
+// group of a kv head runs side by side); 32-bit (a grid's items fit), so no
+// 64-bit division call among the consumers' registers
+__device__ __forceinline__ tile_t tile_at(unsigned lin, unsigned nqt,
+                                          unsigned heads_q, unsigned nhb) {
+  const unsigned r = lin % nhb;
+  return {(int)(nqt - 1 - lin / nhb), (int)(r % heads_q), (int)(r / heads_q)};
+}
+
 template <int D>
 __device__ __forceinline__ void
 flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
       const __nv_bfloat16 *__restrict__ v, __nv_bfloat16 *__restrict__ o,
-      long heads_q, long heads_kv, long seqlen, unsigned char *smem_raw,
-      const tmap_t *tma_q, const tmap_t *tma_k, const tmap_t *tma_v) {
+      long batch, long heads_q, long heads_kv, long seqlen,
+      unsigned char *smem_raw, const tmap_t *tma_q, const tmap_t *tma_k,
+      const tmap_t *tma_v) {
   constexpr int QB = BQ * D * 2;   // the Q region
   constexpr int KVB = BKV * D * 2; // one K or V tile
-  // the mbarriers (WS=1) in the first 16*NSLOT bytes, then the tiles from
-  // a 1024-aligned shared address (the 128B swizzle is a function of
+  // the mbarriers (WS>0) in the first 16*NSLOT + 16 bytes, then the tiles
+  // from a 1024-aligned shared address (the 128B swizzle is a function of
   // address bits [4,10)); the launch asks for the slack
   const uint32_t raw = smem_u32(smem_raw);
-  unsigned char *sm = smem_raw + (((raw + 16 * NSLOT + 1023) & ~1023u) - raw);
+  unsigned char *sm =
+      smem_raw + (((raw + 16 * NSLOT + 16 + 1023) & ~1023u) - raw);
   const uint32_t sb = smem_u32(sm);
   // slot i: K at QB + 2*i*KVB, V at QB + (2*i + 1)*KVB
 
+  // the block's work items: PERSIST > 0: items blockIdx.x, + gridDim.x, ...
+  // of the longest-first order (a resident block per SM takes the next
+  // item's first K/V tile and Q while its consumers finish the last one's
+  // softmax and output); else the one item of its grid position
   const long nqt = (seqlen + BQ - 1) / BQ;
-#if LPT
-  // the grid's blocks in launch order take every (head, batch)'s longest
-  // query tile before any shorter one (longest processing time first: the
-  // last wave holds the shortest tiles, not a mix), heads fastest so the
-  // GQA group of a kv head runs side by side
-  const long lin = blockIdx.x + (long)gridDim.x * (blockIdx.y + (long)gridDim.y * blockIdx.z);
-  const long nhb = (long)gridDim.y * gridDim.z;
-  const long qt = nqt - 1 - lin / nhb;
-  const long h = lin % nhb % gridDim.y, bidx = lin % nhb / gridDim.y;
+#if PERSIST
+  const long lin0 = blockIdx.x, lin_step = gridDim.x,
+             lin_end = nqt * heads_q * batch;
+#elif LPT
+  const long lin0 =
+      blockIdx.x +
+      (long)gridDim.x * (blockIdx.y + (long)gridDim.y * blockIdx.z);
+  const long lin_step = 1, lin_end = lin0 + 1;
 #else
-  const long qt = nqt - 1 - blockIdx.x; // longest first within a head
-  const long h = blockIdx.y, bidx = blockIdx.z;
+  // longest first within a head: item lin decodes to (gridDim.x - 1 -
+  // blockIdx.x, blockIdx.y, blockIdx.z)
+  const long lin0 =
+      blockIdx.x * heads_q * batch + blockIdx.z * heads_q + blockIdx.y;
+  const long lin_step = 1, lin_end = lin0 + 1;
 #endif
-  const long hk = h / (heads_q / heads_kv);
-  const __nv_bfloat16 *qh = q + (bidx * heads_q + h) * seqlen * D;
-  const __nv_bfloat16 *kh = k + (bidx * heads_kv + hk) * seqlen * D;
-  const __nv_bfloat16 *vh = v + (bidx * heads_kv + hk) * seqlen * D;
-  __nv_bfloat16 *oh = o + (bidx * heads_q + h) * seqlen * D;
-#if TMA
-  (void)qh, (void)kh, (void)vh; // the tensor maps address them
-#endif
-
-  const int wg = threadIdx.x >> 7, wt = threadIdx.x & 127;
-  const long q0 = qt * BQ, qw0 = q0 + 64 * wg;
-  const long row0 = qw0 + 16 * (wt >> 5) + ((wt & 31) >> 2);
-  // key tiles of the block: up to its last query
-  const long bend = q0 + BQ < seqlen ? q0 + BQ : seqlen;
-  const int nt = (int)((bend + BKV - 1) / BKV);
+  const long group = heads_q / heads_kv;
   const float sl2 = 1.4426950408889634f / sqrtf((float)D);
-  const uint32_t qa4 = (sb + wg * 64 * 128) >> 4; // this warpgroup's Q rows
   const uint32_t kv4 = (sb + QB) >> 4; // slot i: K at kv4 + 2*i*KVB/16
+  const int wg = threadIdx.x >> 7, wt = threadIdx.x & 127;
+  (void)tma_q, (void)tma_k, (void)tma_v;
 
-  // WS=1: full[i] at raw + 8i (the producer's 128 threads arrive as their
-  // copies land), empty[i] at raw + 8(NSLOT + i) (every consumer thread
-  // arrives once its wgmmas reading slot i retired)
+  // WS>0: full[i] at raw + 8i (the producer's 128 threads arrive as their
+  // copies land; TMA: one arrival with the tile's bytes), empty[i] at
+  // raw + 8(NSLOT + i) (every consumer thread arrives once its wgmmas
+  // reading slot i retired); the Q region's own pair: qfull at raw +
+  // 16 NSLOT, qempty (every consumer thread, once its output left the
+  // region it stages through) at raw + 16 NSLOT + 8. Slot use g counts on
+  // across a block's items, so slot g % NSLOT and parity (g / NSLOT) & 1
+  // hold in every item.
 #if WS
+  const uint32_t qfull = raw + 16 * NSLOT, qempty = qfull + 8;
   if (threadIdx.x == 0) {
     for (int i = 0; i < NSLOT; i++) {
       mbar_init(raw + 8 * i, TMA ? 1 : 128);
       mbar_init(raw + 8 * (NSLOT + i), CTHREADS);
     }
+    mbar_init(qfull, TMA ? 1 : 128);
+    mbar_init(qempty, CTHREADS);
     mbar_fence_init();
   }
   __syncthreads();
   if (threadIdx.x >= CTHREADS) {
-    // the producer warpgroup: Q with tile 0 (its arrival covers every earlier
-    // copy), then tile g into slot g % NSLOT once the tile that used the
-    // slot before has been released (a fresh barrier counts its phase of
-    // parity 1 as done)
+    // the producer warpgroup: per item its Q (once the last item's output
+    // has left the Q region; TMA: after the item's tile 0, so that tile is
+    // on its way during the last item's output) and tile g into slot
+    // (base + g) % NSLOT once the tile that used the slot before has been
+    // released (a fresh barrier counts its phase of parity 1 as done)
     const int tid = threadIdx.x - CTHREADS;
 #if WGS > 1
     reg_dealloc<PRODUCER_REGS>();
 #endif
 #if TMA
-    // one thread issues every box: Q's D/64 with tile 0, then per tile g
-    // its K and V boxes into slot g % NSLOT (the same waits as below)
     if (tid == 0) {
       tma_prefetch(tma_q);
       tma_prefetch(tma_k);
       tma_prefetch(tma_v);
-      const int qrow = (int)((bidx * heads_q + h) * seqlen + q0);
-      const long kvrow = (bidx * heads_kv + hk) * seqlen;
-      for (int g = 0; g < nt; g++) {
-        const int sl = g % NSLOT;
-        const uint32_t full = raw + 8 * sl, st = sb + QB + 2 * sl * KVB;
-        while (!mbar_try_wait(raw + 8 * (NSLOT + sl),
-                              ((uint32_t)(g / NSLOT) & 1) ^ 1))
-          ;
-        mbar_expect_tx(full, 2 * KVB + (g == 0 ? QB : 0));
-        if (g == 0)
+    }
+#endif
+    uint32_t base = 0;
+    long n = 0;
+    for (long lin = lin0; lin < lin_end; lin += lin_step, n++) {
+      const tile_t it = tile_at((unsigned)lin, (unsigned)nqt, (unsigned)heads_q,
+                                (unsigned)(heads_q * batch));
+      const long hk = it.h / group, q0 = it.qt * BQ;
+      const long bend = q0 + BQ < seqlen ? q0 + BQ : seqlen;
+      const int nt = (int)((bend + BKV - 1) / BKV);
+#if TMA
+      // one thread issues every box: per tile g its D/64 K and V boxes
+      // into slot (base + g) % NSLOT, Q's D/64 after tile 0
+      if (tid == 0) {
+        const int qrow = (int)((it.b * heads_q + it.h) * seqlen + q0);
+        const long kvrow = (it.b * heads_kv + hk) * seqlen;
+        for (int g = 0; g < nt; g++) {
+          const uint32_t u = base + g, sl = u % NSLOT;
+          const uint32_t full = raw + 8 * sl, st = sb + QB + 2 * sl * KVB;
+          while (!mbar_try_wait(raw + 8 * (NSLOT + sl), ((u / NSLOT) & 1) ^ 1))
+            ;
+          mbar_expect_tx(full, 2 * KVB);
 #pragma unroll
-          for (int p = 0; p < D / 64; p++)
-            tma_load_2d(sb + p * (BQ * 128), tma_q, full, 64 * p, qrow);
+          for (int p = 0; p < D / 64; p++) {
+            const int r = (int)(kvrow + (long)g * BKV);
+            tma_load_2d(st + p * (BKV * 128), tma_k, full, 64 * p, r);
+            tma_load_2d(st + KVB + p * (BKV * 128), tma_v, full, 64 * p, r);
+          }
+          if (g == 0) {
+            while (!mbar_try_wait(qempty, ((uint32_t)n & 1) ^ 1))
+              ;
+            mbar_expect_tx(qfull, QB);
 #pragma unroll
-        for (int p = 0; p < D / 64; p++) {
-          const int r = (int)(kvrow + (long)g * BKV);
-          tma_load_2d(st + p * (BKV * 128), tma_k, full, 64 * p, r);
-          tma_load_2d(st + KVB + p * (BKV * 128), tma_v, full, 64 * p, r);
+            for (int p = 0; p < D / 64; p++)
+              tma_load_2d(sb + p * (BQ * 128), tma_q, qfull, 64 * p, qrow);
+          }
         }
       }
-    }
 #else
-    load_rows<D, BQ, false, 128>(sm, qh, sm, qh, q0, seqlen, tid);
-    for (int g = 0; g < nt; g++) {
-      const int sl = g % NSLOT;
-      while (!mbar_try_wait(raw + 8 * (NSLOT + sl),
-                            ((uint32_t)(g / NSLOT) & 1) ^ 1))
+      const __nv_bfloat16 *qh = q + (it.b * heads_q + it.h) * seqlen * D;
+      const __nv_bfloat16 *kh = k + (it.b * heads_kv + hk) * seqlen * D;
+      const __nv_bfloat16 *vh = v + (it.b * heads_kv + hk) * seqlen * D;
+      // Q first here: after tile 0 (as the TMA thread does) its offsets
+      // stay live across that tile's copies and spill (the producer has 40
+      // registers)
+      while (!mbar_try_wait(qempty, ((uint32_t)n & 1) ^ 1))
         ;
-      unsigned char *st = sm + QB + 2 * sl * KVB;
-      load_rows<D, BKV, true, 128>(st, kh, st + KVB, vh, (long)g * BKV, seqlen,
-                                   tid);
-      cp_mbar_arrive(raw + 8 * sl);
+      load_rows<D, BQ, false, 128>(sm, qh, sm, qh, q0, seqlen, tid);
+      cp_mbar_arrive(qfull);
+      for (int g = 0; g < nt; g++) {
+        const uint32_t u = base + g, sl = u % NSLOT;
+        while (!mbar_try_wait(raw + 8 * (NSLOT + sl), ((u / NSLOT) & 1) ^ 1))
+          ;
+        unsigned char *st = sm + QB + 2 * sl * KVB;
+        load_rows<D, BKV, true, 128>(st, kh, st + KVB, vh, (long)g * BKV,
+                                     seqlen, tid);
+        cp_mbar_arrive(raw + 8 * sl);
+      }
+#endif
+      base += nt;
     }
+#if !TMA
     cp_wait<0>();
 #endif
   } else
-#else
-  // prologue: Q with tile 0, then tiles 1..NSLOT-2, a cp.async group each
-  load_rows<D, BQ, false, THREADS>(sm, qh, sm, qh, q0, seqlen, threadIdx.x);
-#pragma unroll
-  for (int i = 0; i < NSLOT - 1; i++) {
-    if (i < nt)
-      load_rows<D, BKV, true, THREADS>(sm + QB + 2 * i * KVB, kh,
-                                       sm + QB + (2 * i + 1) * KVB, vh,
-                                       (long)i * BKV, seqlen, threadIdx.x);
-    cp_commit();
-  }
 #endif
   {
 #if WS && WGS > 1
     reg_alloc<CONSUMER_REGS>();
 #endif
+    const uint32_t qa4 = (sb + wg * 64 * 128) >> 4; // this warpgroup's Q rows
+#if WS
+    uint32_t base = 0; // slot uses before this item
+#endif
+    long n = 0;
+    for (long lin = lin0; lin < lin_end; lin += lin_step, n++) {
+      const tile_t it = tile_at((unsigned)lin, (unsigned)nqt, (unsigned)heads_q,
+                                (unsigned)(heads_q * batch));
+      const long hk = it.h / group, q0 = it.qt * BQ, qw0 = q0 + 64 * wg;
+      const long row0 = qw0 + 16 * (wt >> 5) + ((wt & 31) >> 2);
+      // key tiles of the block: up to its last query
+      const long bend = q0 + BQ < seqlen ? q0 + BQ : seqlen;
+      const int nt = (int)((bend + BKV - 1) / BKV);
+      __nv_bfloat16 *oh = o + (it.b * heads_q + it.h) * seqlen * D;
+#if WS
+      (void)hk;
+      // slot of tile t of this item, and the parity of its use
+#define SLOT(t) ((base + (uint32_t)(t)) % NSLOT)
+#define PARITY(t) (((base + (uint32_t)(t)) / NSLOT) & 1)
+#else
+      const __nv_bfloat16 *qh = q + (it.b * heads_q + it.h) * seqlen * D;
+      const __nv_bfloat16 *kh = k + (it.b * heads_kv + hk) * seqlen * D;
+      const __nv_bfloat16 *vh = v + (it.b * heads_kv + hk) * seqlen * D;
+#define SLOT(t) ((t) % NSLOT)
+      // prologue: Q with tile 0, then tiles 1..NSLOT-2, a cp.async group each
+      load_rows<D, BQ, false, THREADS>(sm, qh, sm, qh, q0, seqlen, threadIdx.x);
+#pragma unroll
+      for (int i = 0; i < NSLOT - 1; i++) {
+        if (i < nt)
+          load_rows<D, BKV, true, THREADS>(sm + QB + 2 * i * KVB, kh,
+                                           sm + QB + (2 * i + 1) * KVB, vh,
+                                           (long)i * BKV, seqlen, threadIdx.x);
+        cp_commit();
+      }
+#endif
+      float oacc[D / 2], sacc[BKV / 2], corr[2];
+      uint32_t pf[BKV / 16][4];
+      float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
+#pragma unroll
+      for (int j = 0; j < D / 2; j++)
+        oacc[j] = 0.f;
+#if WS
+      // this item's Q has landed (so every consumer warpgroup is done with
+      // the last item: its final pingpong turn was taken)
+      while (!mbar_try_wait(qfull, (uint32_t)n & 1))
+        ;
+#endif
 #if PINGPONG
-    // the turn starts at warpgroup 0: the last one hands it over
-    const int ppnext = wg + 1 < WGS ? wg + 1 : 0;
-    if (wg == WGS - 1)
-      pp_arrive(0);
+      // the turn starts at warpgroup 0: the last one hands it over (after
+      // Q landed: warpgroup 0 has taken the last item's final turn)
+      const int ppnext = wg + 1 < WGS ? wg + 1 : 0;
+      if (wg == WGS - 1)
+        pp_arrive(0);
 #define PP_SYNC() pp_sync(wg)
 #define PP_ARRIVE() pp_arrive(ppnext)
 #else
 #define PP_SYNC()
 #define PP_ARRIVE()
 #endif
-    float oacc[D / 2], sacc[BKV / 2], corr[2];
-    uint32_t pf[BKV / 16][4];
-    float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
-#pragma unroll
-    for (int j = 0; j < D / 2; j++)
-      oacc[j] = 0.f;
 
 #if OVERLAP
-      // tile 0's scores before the loop: the loop issues S of tile t+1 with
-      // P V of tile t
+        // tile 0's scores before the loop: the loop issues S of tile t+1
+        // with P V of tile t
 #if WS
-    while (!mbar_try_wait(raw, 0))
-      ;
+      while (!mbar_try_wait(raw + 8 * SLOT(0), PARITY(0)))
+        ;
 #else
-    cp_wait<NSLOT - 2>();
+      cp_wait<NSLOT - 2>();
 #endif
-    fence_async();
+      fence_async();
 #if !WS
-    __syncthreads();
-#endif
-    acc_fence<BKV / 2>(sacc);
-    PP_SYNC();
-    wg_fence();
-    s_gemm<D>(sacc, qa4, kv4);
-    wg_commit();
-    PP_ARRIVE();
-    wg_wait<0>();
-    acc_fence<BKV / 2>(sacc);
-    softmax_any(sacc, mrow, lrow, corr, 0, qw0, row0, seqlen, sl2);
-    to_p(sacc, pf); // O is 0: its rescale (by corr = 0) waits for P V
-#endif
-    // every warpgroup runs the block's tiles (loop bounds uniform in the
-    // block: ptxas serializes wgmmas issued on paths it sees as divergent);
-    // keys past a row are masked, and a row that sees none of a tile keeps
-    // its max (corr = 1) and adds zeros
-#if OVERLAP
-    for (int t = 0; t + 1 < nt; t++) {
-#else
-    for (int t = 0; t < nt; t++) {
-#endif
-#if WS
-      // tile t + OVERLAP has landed
-      {
-        const int g = t + OVERLAP;
-        while (!mbar_try_wait(raw + 8 * (g % NSLOT), (uint32_t)(g / NSLOT) & 1))
-          ;
-      }
-      fence_async();
-#else
-      // tiles <= t + OVERLAP have landed (STAGES + t - 1 + OVERLAP groups
-      // are committed); after the barrier every warpgroup is done with tile
-      // t-1, whose slot takes tile t-1+NSLOT (REFILL, issued after this
-      // iteration's wgmmas)
-      cp_wait<STAGES - 2>();
-      fence_async();
       __syncthreads();
 #endif
-      const uint32_t kt4 = kv4 + 2 * (t % NSLOT) * (KVB / 16),
-                     vt4 = kt4 + KVB / 16;
+      acc_fence<BKV / 2>(sacc);
+      PP_SYNC();
+      wg_fence();
+      s_gemm<D>(sacc, qa4, kv4 + 2 * SLOT(0) * (KVB / 16));
+      wg_commit();
+      PP_ARRIVE();
+      wg_wait<0>();
+      acc_fence<BKV / 2>(sacc);
+      softmax_any(sacc, mrow, lrow, corr, 0, qw0, row0, seqlen, sl2);
+      to_p(sacc, pf); // O is 0: its rescale (by corr = 0) waits for P V
+#endif
+      // every warpgroup runs the block's tiles (loop bounds uniform in the
+      // block: ptxas serializes wgmmas issued on paths it sees as
+      // divergent); keys past a row are masked, and a row that sees none of
+      // a tile keeps its max (corr = 1) and adds zeros
+#if OVERLAP
+      for (int t = 0; t + 1 < nt; t++) {
+#else
+      for (int t = 0; t < nt; t++) {
+#endif
+#if WS
+        // tile t + OVERLAP has landed
+        while (!mbar_try_wait(raw + 8 * SLOT(t + OVERLAP), PARITY(t + OVERLAP)))
+          ;
+        fence_async();
+#else
+        // tiles <= t + OVERLAP have landed (STAGES + t - 1 + OVERLAP groups
+        // are committed); after the barrier every warpgroup is done with
+        // tile t-1, whose slot takes tile t-1+NSLOT (REFILL, issued after
+        // this iteration's wgmmas)
+        cp_wait<STAGES - 2>();
+        fence_async();
+        __syncthreads();
+#endif
+        const uint32_t kt4 = kv4 + 2 * SLOT(t) * (KVB / 16),
+                       vt4 = kt4 + KVB / 16;
 #if WS
 #define REFILL()
 #else
@@ -739,143 +831,156 @@ flash(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
   }
 #endif
 #if OVERLAP
-      // S of tile t+1, then P V of tile t (two groups); no wgmma on a branch
-      acc_fence<BKV / 2>(sacc);
-      PP_SYNC();
-      wg_fence();
-      s_gemm<D>(sacc, qa4, kv4 + 2 * ((t + 1) % NSLOT) * (KVB / 16));
-      wg_commit();
-      acc_fence<BKV / 2>(sacc);
-      // O's rescale for tile t's softmax while S of t+1 runs, then P V
-      acc_fence<D / 2>(oacc);
-      rescale_o(oacc, D / 2, corr);
-      acc_fence<D / 2>(oacc);
-      reg_fence<BKV / 4>(&pf[0][0]);
-      wg_fence();
-      pv_gemm<D>(oacc, pf, vt4);
-      wg_commit();
-      PP_ARRIVE();
-      acc_fence<D / 2>(oacc);
-      reg_fence<BKV / 4>(&pf[0][0]);
-      REFILL();
-      wg_wait<1>(); // S of tile t+1 is done; P V of tile t may run on
-      acc_fence<BKV / 2>(sacc);
-      softmax_any(sacc, mrow, lrow, corr, (long)(t + 1) * BKV, qw0, row0,
-                  seqlen, sl2);
-      wg_wait<0>();
-      acc_fence<D / 2>(oacc);
-      reg_fence<BKV / 4>(&pf[0][0]);
+        // S of tile t+1, then P V of tile t (two groups); no wgmma on a
+        // branch
+        acc_fence<BKV / 2>(sacc);
+        PP_SYNC();
+        wg_fence();
+        s_gemm<D>(sacc, qa4, kv4 + 2 * SLOT(t + 1) * (KVB / 16));
+        wg_commit();
+        acc_fence<BKV / 2>(sacc);
+        // O's rescale for tile t's softmax while S of t+1 runs, then P V
+        acc_fence<D / 2>(oacc);
+        rescale_o(oacc, D / 2, corr);
+        acc_fence<D / 2>(oacc);
+        reg_fence<BKV / 4>(&pf[0][0]);
+        wg_fence();
+        pv_gemm<D>(oacc, pf, vt4);
+        wg_commit();
+        PP_ARRIVE();
+        acc_fence<D / 2>(oacc);
+        reg_fence<BKV / 4>(&pf[0][0]);
+        REFILL();
+        wg_wait<1>(); // S of tile t+1 is done; P V of tile t may run on
+        acc_fence<BKV / 2>(sacc);
+        softmax_any(sacc, mrow, lrow, corr, (long)(t + 1) * BKV, qw0, row0,
+                    seqlen, sl2);
+        wg_wait<0>();
+        acc_fence<D / 2>(oacc);
+        reg_fence<BKV / 4>(&pf[0][0]);
 #if WS
-      mbar_arrive(raw + 8 * (NSLOT + t % NSLOT)); // K and V of tile t read
+        mbar_arrive(raw + 8 * (NSLOT + SLOT(t))); // K and V of tile t read
 #endif
-      to_p(sacc, pf);
+        to_p(sacc, pf);
 #else
-      acc_fence<BKV / 2>(sacc);
-      PP_SYNC();
-      wg_fence();
-      s_gemm<D>(sacc, qa4, kt4);
-      wg_commit();
-      PP_ARRIVE();
-      REFILL();
-      wg_wait<0>();
-      acc_fence<BKV / 2>(sacc);
-      softmax_any(sacc, mrow, lrow, corr, (long)t * BKV, qw0, row0, seqlen,
-                  sl2);
-      rescale_o(oacc, D / 2, corr);
-      to_p(sacc, pf);
-      acc_fence<D / 2>(oacc);
-      reg_fence<BKV / 4>(&pf[0][0]);
-      PP_SYNC();
-      wg_fence();
-      pv_gemm<D>(oacc, pf, vt4);
-      wg_commit();
-      PP_ARRIVE();
-      wg_wait<0>();
-      acc_fence<D / 2>(oacc);
+        acc_fence<BKV / 2>(sacc);
+        PP_SYNC();
+        wg_fence();
+        s_gemm<D>(sacc, qa4, kt4);
+        wg_commit();
+        PP_ARRIVE();
+        REFILL();
+        wg_wait<0>();
+        acc_fence<BKV / 2>(sacc);
+        softmax_any(sacc, mrow, lrow, corr, (long)t * BKV, qw0, row0, seqlen,
+                    sl2);
+        rescale_o(oacc, D / 2, corr);
+        to_p(sacc, pf);
+        acc_fence<D / 2>(oacc);
+        reg_fence<BKV / 4>(&pf[0][0]);
+        PP_SYNC();
+        wg_fence();
+        pv_gemm<D>(oacc, pf, vt4);
+        wg_commit();
+        PP_ARRIVE();
+        wg_wait<0>();
+        acc_fence<D / 2>(oacc);
 #if WS
-      mbar_arrive(raw + 8 * (NSLOT + t % NSLOT)); // K and V of tile t read
+        mbar_arrive(raw + 8 * (NSLOT + SLOT(t))); // K and V of tile t read
 #endif
 #endif
 #undef REFILL
-    }
+      }
 #if OVERLAP
-    // P V of the last tile: it landed (and was fenced) for the S above;
-    // its slot is never refilled, so no barrier and no release
-    acc_fence<D / 2>(oacc);
-    rescale_o(oacc, D / 2, corr);
-    acc_fence<D / 2>(oacc);
-    reg_fence<BKV / 4>(&pf[0][0]);
-    PP_SYNC();
-    wg_fence();
-    pv_gemm<D>(oacc, pf, kv4 + (2 * ((nt - 1) % NSLOT) + 1) * (KVB / 16));
-    wg_commit();
-    PP_ARRIVE();
-    wg_wait<0>();
-    acc_fence<D / 2>(oacc);
+      // P V of the last tile: it landed (and was fenced) for the S above
+      acc_fence<D / 2>(oacc);
+      rescale_o(oacc, D / 2, corr);
+      acc_fence<D / 2>(oacc);
+      reg_fence<BKV / 4>(&pf[0][0]);
+      PP_SYNC();
+      wg_fence();
+      pv_gemm<D>(oacc, pf, kv4 + (2 * SLOT(nt - 1) + 1) * (KVB / 16));
+      wg_commit();
+      PP_ARRIVE();
+      wg_wait<0>();
+      acc_fence<D / 2>(oacc);
+#if WS
+      // its slot is refilled by the next item's tiles
+      mbar_arrive(raw + 8 * (NSLOT + SLOT(nt - 1)));
+#endif
 #endif
 
 #if PINGPONG
-    // the last warpgroup's final hand-over to warpgroup 0 is taken, so no
-    // named barrier is left half-arrived
-    if (wg == 0)
-      pp_sync(0);
+      // the last warpgroup's final hand-over to warpgroup 0 is taken, so no
+      // named barrier is left half-arrived
+      if (wg == 0)
+        pp_sync(0);
 #endif
 #undef PP_SYNC
 #undef PP_ARRIVE
-    // O / l into this warpgroup's own Q rows (its S wgmmas have all
-    // retired; no other warpgroup reads them), in the same swizzled layout
-    // (conflict-free: the 8 rows a store touches sit in 8 different 16-byte
-    // columns)
-    const int qd = wt & 3;
+#undef SLOT
+#undef PARITY
+      // O / l into this warpgroup's own Q rows (its S wgmmas have all
+      // retired; no other warpgroup reads them), in the same swizzled
+      // layout (conflict-free: the 8 rows a store touches sit in 8
+      // different 16-byte columns)
+      const int qd = wt & 3;
 #pragma unroll
-    for (int hh = 0; hh < 2; hh++) {
-      float lt = lrow[hh];
-      lt += __shfl_xor_sync(0xffffffffu, lt, 1);
-      lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-      const float inv = lt > 0.f ? 1.f / lt : 0.f;
-      const int r = 64 * wg + 16 * (wt >> 5) + ((wt & 31) >> 2) + 8 * hh;
+      for (int hh = 0; hh < 2; hh++) {
+        float lt = lrow[hh];
+        lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+        lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+        const float inv = lt > 0.f ? 1.f / lt : 0.f;
+        const int r = 64 * wg + 16 * (wt >> 5) + ((wt & 31) >> 2) + 8 * hh;
 #pragma unroll
-      for (int i = 0; i < D / 8; i++) {
-        const int c = 8 * i + 2 * qd;
-        *(__nv_bfloat162 *)(sm + (c >> 6) * (BQ * 128) + r * 128 +
-                            ((((c & 63) >> 3) ^ (r & 7)) << 4) + (c & 7) * 2) =
-            __floats2bfloat162_rn(oacc[4 * i + 2 * hh] * inv,
-                                  oacc[4 * i + 2 * hh + 1] * inv);
+        for (int i = 0; i < D / 8; i++) {
+          const int c = 8 * i + 2 * qd;
+          *(__nv_bfloat162 *)(sm + (c >> 6) * (BQ * 128) + r * 128 +
+                              ((((c & 63) >> 3) ^ (r & 7)) << 4) +
+                              (c & 7) * 2) =
+              __floats2bfloat162_rn(oacc[4 * i + 2 * hh] * inv,
+                                    oacc[4 * i + 2 * hh + 1] * inv);
+        }
       }
-    }
-    // then the warpgroup's 64 rows out in 16-byte chunks (a barrier of its
-    // 128 threads only: the producer may be gone)
-    wg_bar(wg);
-    constexpr int CPR = D / 8;
+      // then the warpgroup's 64 rows out in 16-byte chunks (a barrier of
+      // its 128 threads only: the producer may be gone)
+      wg_bar(wg);
+      constexpr int CPR = D / 8;
 #pragma unroll
-    for (int i = 0; i < 64 * CPR / 128; i++) {
-      const int c = wt + i * 128;
-      const int r = 64 * wg + c / CPR, j = c % CPR;
-      if (q0 + r < seqlen)
-        *(uint4 *)(oh + (q0 + r) * D + j * 8) =
-            *(const uint4 *)(sm + (j >> 3) * (BQ * 128) + r * 128 +
-                             (((j & 7) ^ (r & 7)) << 4));
+      for (int i = 0; i < 64 * CPR / 128; i++) {
+        const int c = wt + i * 128;
+        const int r = 64 * wg + c / CPR, j = c % CPR;
+        if (q0 + r < seqlen)
+          *(uint4 *)(oh + (q0 + r) * D + j * 8) =
+              *(const uint4 *)(sm + (j >> 3) * (BQ * 128) + r * 128 +
+                               (((j & 7) ^ (r & 7)) << 4));
+      }
+#if WS
+      // the region may take the next item's Q: this thread's reads and
+      // writes of it (generic proxy) are ordered before the copies that
+      // overwrite it (async proxy)
+      fence_async();
+      mbar_arrive(qempty);
+      base += nt;
+#endif
+      (void)n;
     }
   }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    attention_prefill(const __nv_bfloat16 *__restrict__ q,
-                      const __nv_bfloat16 *__restrict__ k,
-                      const __nv_bfloat16 *__restrict__ v,
-                      __nv_bfloat16 *__restrict__ o, long batch, long heads_q,
-                      long heads_kv, long seqlen, long head_dim,
-                      const __grid_constant__ tmap_t tma_q,
-                      const __grid_constant__ tmap_t tma_k,
-                      const __grid_constant__ tmap_t tma_v) {
+extern "C" __global__ void __launch_bounds__(THREADS, 1) attention_prefill(
+    const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
+    const __nv_bfloat16 *__restrict__ v, __nv_bfloat16 *__restrict__ o,
+    long batch, long heads_q, long heads_kv, long seqlen, long head_dim,
+    const __grid_constant__ tmap_t tma_q, const __grid_constant__ tmap_t tma_k,
+    const __grid_constant__ tmap_t tma_v) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  (void)batch;
   if (head_dim == 128)
-    flash<128>(q, k, v, o, heads_q, heads_kv, seqlen, smem_raw, &tma_q, &tma_k,
-               &tma_v);
+    flash<128>(q, k, v, o, batch, heads_q, heads_kv, seqlen, smem_raw, &tma_q,
+               &tma_k, &tma_v);
   else if (head_dim == 64)
-    flash<64>(q, k, v, o, heads_q, heads_kv, seqlen, smem_raw, &tma_q, &tma_k,
-              &tma_v);
+    flash<64>(q, k, v, o, batch, heads_q, heads_kv, seqlen, smem_raw, &tma_q,
+              &tma_k, &tma_v);
   else
     __trap(); // no instance for this head_dim: a launch error, never a wrong
               // answer
