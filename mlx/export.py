@@ -7,7 +7,8 @@ The module is importable on its own (it needs mlx, nothing of ksearch): one
 function per kernel, named after the task, taking the task's inputs as mlx
 arrays (in the task's order) and its scalars as keywords (default: the
 task's values), returning the outputs (one array, or a tuple). Axes are read
-off the input shapes; the launch geometry is computed inside, with the same
+off the input shapes (one that no input has, moe_routing's topk, is a
+required keyword; derived ones are computed); the launch geometry is computed inside, with the same
 reader (ksmlx.py, embedded) that the executor measured the kernel with.
 """
 
@@ -53,10 +54,18 @@ def _call(name, inputs, scalars):
         for ax, n in zip(shape, a.shape):
             if axes.setdefault(ax, n) != n:
                 raise ValueError(f"{{name}}: axis {{ax}} is {{axes[ax]}} and {{n}}")
+    # axes no input shows (moe_routing's topk: only the outputs have it)
+    # are keywords the caller must give
+    for ax in task.axes:
+        if ax not in axes and task.axis_kind[ax] == "var":
+            if ax not in scalars:
+                raise TypeError(f"{{name}}() needs {{ax}}=N: no input's shape gives it")
+            axes[ax] = int(scalars.pop(ax))
     want = {{t[0]: getattr(mx, _ksmlx.DTYPES[t[2]][1]) for t in task.inputs}}
     inputs = [a if a.dtype == want[t[0]] else a.astype(want[t[0]])
               for t, a in zip(task.inputs, inputs)]
     sc = {{s[0]: scalars.get(s[0], s[2]) for s in task.scalars}}
+    axes = task.with_derived(axes)
     out = fn(inputs, {{k: axes[k] for k in task.axes}}, sc)
     return out[0] if len(out) == 1 else tuple(out)
 '''

@@ -58,6 +58,8 @@ class Task:
         self.name = t["name"]
         self.axes = list(t["axes"].keys())
         self.axis_kind = {k: v.get("type", "var") for k, v in t["axes"].items()}
+        self.derived = {k: v["value"] for k, v in t["axes"].items()
+                        if v.get("type") == "derived"}
         self.scalars = [(k, v["dtype"], v["value"]) for k, v in t.get("scalars", {}).items()]
         self.inputs = [(k, v["shape"], v["dtype"]) for k, v in t["inputs"].items()]
         self.outputs = [(k, v["shape"], v["dtype"]) for k, v in t["outputs"].items()]
@@ -65,6 +67,14 @@ class Task:
     @classmethod
     def from_dict(cls, t):
         return cls(t.get("name", "task"), t)
+
+    def with_derived(self, axes):
+        """axes plus the derived ones (moe_routing's experts + 1), computed
+        from the others as the judge computes them."""
+        out = dict(axes)
+        for k, e in self.derived.items():
+            out[k] = int(eval_expr(e, out))
+        return out
 
     def shape(self, names, axes):
         return tuple(int(axes[n]) for n in names)
@@ -222,9 +232,9 @@ class Candidate:
                 raise CandidateError(f"{path}: no launch line; add `// ksearch: "
                                      "launch grid=(THREADS) threadgroup=(TG)`")
             for k in launch:
-                if k not in ("grid", "threadgroup", "smem"):
+                if k not in ("grid", "threadgroup", "smem", "scratch"):
                     raise CandidateError(f"{path}: launch: unknown key {k} "
-                                         "(grid, threadgroup, smem)")
+                                         "(grid, threadgroup, smem, scratch)")
 
     def defines(self):
         """Numeric `#define NAME V` lines of the source (a best/ file has its
@@ -262,6 +272,8 @@ class Candidate:
         args = [f"ks_mlx_ptr{{{n}}}" for n, _, _ in t.inputs + t.outputs]
         args += [a for a in t.axes if t.axis_kind[a] == "var"]
         args += [f"{n}[0]" for n, _, _ in t.scalars]
+        if self.has_scratch():
+            args.append("ks_mlx_ptr{ks_scratch}")
         defs += ("struct ks_mlx_ptr {\n  const void *p;\n"
                  "  template <class T> __device__ operator T *() const "
                  "{ return (T *)p; }\n};\n"
@@ -271,6 +283,14 @@ class Candidate:
         # ending in a // comment would swallow it (the H200 run's "expected a
         # declaration" on every mamba template)
         return defs + self.header + "\n"
+
+    def has_scratch(self):
+        """A launch line's scratch=(E): E bytes the kernel gets after the
+        scalars, as the cuda executor appends its scratch; in MLX one more
+        output, ks_scratch (int32), filled with 0xFF bytes (init_value -1)
+        as the cuda executor fills its scratch, and dropped from the
+        results."""
+        return bool(self.launch) and "scratch" in self.launch
 
     def names(self, axes):
         d = self.defines()
@@ -294,6 +314,16 @@ class Candidate:
         smem = int(eval_expr(self.launch["smem"], n)) if "smem" in self.launch else 0
         return grid, tg, smem
 
+    def scratch_words(self, axes):
+        """The scratch buffer in int32 words (0: none)."""
+        if not self.has_scratch():
+            return 0
+        b = int(eval_expr(self.launch["scratch"], self.names(axes)))
+        if b < 1:
+            raise CandidateError(f"scratch=({self.launch['scratch']}) is {b} bytes; "
+                                 "a scratch buffer has at least 1")
+        return (b + 3) // 4
+
 
 def build(cand, mx):
     """The callable fn(inputs: list, axes: dict, scalars: dict) -> list."""
@@ -315,6 +345,9 @@ def build(cand, mx):
         return run_ops
     in_names = [t[0] for t in task.inputs] + [s[0] for s in task.scalars]
     out_names = [t[0] for t in task.outputs]
+    scratch = cand.has_scratch()
+    if scratch:
+        out_names.append("ks_scratch")
     kernels = {}
 
     def kernel_for(smem):
@@ -333,6 +366,8 @@ def build(cand, mx):
 
     sdt = {"float32": mx.float32, "int32": mx.int32, "int64": mx.int64}
     odt = [getattr(mx, DTYPES[t[2]][1]) for t in task.outputs]
+    if scratch:
+        odt.append(mx.int32)
     # what a call needs besides its arrays, per (axes, scalars): evaluating
     # the launch expressions took ~100 us of Python per call, inside the
     # timed call (and inside every call of an exported kernel)
@@ -348,13 +383,20 @@ def build(cand, mx):
             # the axes (ints) as template arguments: constexpr in the body
             tmpl = [(k, int(v)) for k, v in axes.items()]
             shapes = [task.shape(t[1], axes) for t in task.outputs]
+            if scratch:
+                shapes.append((cand.scratch_words(axes),))
             p = plans[key] = (kernel_for(smem), grid, tg, sc, tmpl, shapes)
         return p
 
     def run_kernel(inputs, axes, scalars):
         k, grid, tg, sc, tmpl, shapes = plan(axes, scalars)
+        if not scratch:
+            return k(inputs=list(inputs) + sc, template=tmpl, grid=grid, threadgroup=tg,
+                     output_shapes=shapes, output_dtypes=odt)
+        # MLX fills every output with init_value (the task's outputs are
+        # written anyway); the scratch is not the task's
         return k(inputs=list(inputs) + sc, template=tmpl, grid=grid, threadgroup=tg,
-                 output_shapes=shapes, output_dtypes=odt)
+                 output_shapes=shapes, output_dtypes=odt, init_value=-1)[:-1]
 
     return run_kernel
 
@@ -371,6 +413,8 @@ def cuda_source(cand, axes):
     sig = [f"    const {CUDA_T[d]}* {n}" for n, _, d in t.inputs]
     sig += [f"    const {CUDA_T[d]}* {n}" for n, d, _ in t.scalars]
     sig += [f"    {CUDA_T[d]}* {n}" for n, _, d in t.outputs]
+    if cand.has_scratch():
+        sig.append("    int32_t* ks_scratch")
     consts = "".join(f"  constexpr int {k} = {int(v)};\n" for k, v in axes.items())
     return ("#include <cooperative_groups.h>\n#include <cuda/std/limits>\n"
             "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
@@ -422,7 +466,7 @@ if __name__ == "__main__":
                 info["name"] = kind
         print(json.dumps(info))
         sys.exit(0)
-    if len(sys.argv) >= 4 and sys.argv[1] == "source":
+    if len(sys.argv) >= 4 and sys.argv[1] in ("source", "geometry"):
         # `ksmlx.py source TASK.json FILE [NAME=V...]`: what MLX compiles,
         # for the first workload of the task (or NAME=V axes and params)
         task = Task(sys.argv[2])
@@ -431,9 +475,23 @@ if __name__ == "__main__":
             t = json.load(f)
         axes = {}
         for k, v in t["axes"].items():
-            axes[k] = v["value"] if v.get("type") == "const" else t["workloads"][0][k]
+            if v.get("type") == "const":
+                axes[k] = v["value"]
+            elif v.get("type") != "derived":
+                axes[k] = t["workloads"][0][k]
         axes.update({k: int(v) for k, v in kv.items() if k in axes})
+        axes = task.with_derived(axes)
         cand = load(sys.argv[3], task, {k: v for k, v in kv.items() if k not in axes})
+        if sys.argv[1] == "geometry":
+            # `ksmlx.py geometry ...`: the launch as CUDA sees it (blocks,
+            # threads per block, dynamic shared memory bytes, scratch
+            # words), as NAME=V macros for the emulation (tests/cuda_emu)
+            grid, tg, smem = cand.geometry(axes)
+            blocks = [(g + b - 1) // b for g, b in zip(grid, tg)]
+            print(" ".join(f"MLX_G{a}={v}" for a, v in zip("XYZ", blocks)) + " " +
+                  " ".join(f"MLX_T{a}={v}" for a, v in zip("XYZ", tg)) +
+                  f" MLX_SMEM={smem} MLX_SCRATCH={cand.scratch_words(axes)}")
+            sys.exit(0)
         sys.stdout.write(cuda_source(cand, axes))
         sys.exit(0)
     sys.exit(2)

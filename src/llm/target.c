@@ -102,10 +102,12 @@ static const ks_llm_backend k_backends[] = {
      "it). One launch line, grid counted in THREADS (MLX launches "
      "ceil(grid/threadgroup) blocks):\n"
      "// ksearch: launch grid=(E[,E[,E]]) threadgroup=(E[,E[,E]]) "
-     "[smem=(E)]\n"
+     "[smem=(E)] [scratch=(E)]\n"
      "E are expressions over the axes and params (+ - * / % min max cdiv); "
      "threadgroup at most 1024 threads; smem the dynamic shared memory in "
-     "bytes (extern __shared__). No `inf` or INFINITY (MLX's header defines "
+     "bytes (extern __shared__); scratch=(E): one more output after the "
+     "task's, `int32_t* ks_scratch` of at least E bytes, every byte 0xFF "
+     "at each call. No `inf` or INFINITY (MLX's header defines "
      "neither: use __int_as_float(0xff800000)); no host code, no <<<>>>",
      KS_LLM_LAUNCH_MLX},
 };

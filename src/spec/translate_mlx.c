@@ -69,7 +69,7 @@ static void launch_key(const char *line, const char *key, char *out, size_t n) {
 
 /* grid/block in blocks -> the MLX launch line in threads. */
 static bool mlx_launch(const char *grid, const char *block, const char *smem,
-                       ks_buf *out) {
+                       const char *scratch, ks_buf *out) {
   char g[3][160], b[3][160];
   int ng = split3(grid, g), nb = split3(block, b);
   if (ng < 1 || nb < 1 || ng != nb)
@@ -83,6 +83,10 @@ static bool mlx_launch(const char *grid, const char *block, const char *smem,
   ks_buf_puts(out, ")");
   if (smem && *smem && strcmp(smem, "0"))
     ks_buf_printf(out, " smem=(%s)", smem);
+  /* the scratch buffer: one more output of MLX's call, 0xFF-filled as the
+   * cuda executor fills its scratch (DESIGN.md: Backend, mlx) */
+  if (scratch && *scratch)
+    ks_buf_printf(out, " scratch=(%s)", scratch);
   ks_buf_puts(out, "\n");
   return true;
 }
@@ -122,6 +126,17 @@ static const char *include_for(const char *line) {
       return k[i].with;
   }
   return NULL;
+}
+
+/* A file that uses INFINITY or NAN without math.h (nvcc defines them for
+ * it; NVRTC does not, and MLX's header neither): the KS_MATH guards. */
+static bool needs_math_guards(const ks_toks *ts, const char *src) {
+  if (strstr(src, "<math.h>") || strstr(src, "<cmath>"))
+    return false; /* include_for puts them in its place */
+  for (int i = 0; i < ts->n; i++)
+    if (ks_tok_is(ts, i, "INFINITY") || ks_tok_is(ts, i, "NAN"))
+      return true;
+  return false;
 }
 
 /* Appends src[a, b) line by line: `// ksearch:` lines out (the new header
@@ -206,12 +221,7 @@ ks_code ks_translate_mlx(ks_tr *x, ks_translation *out, ks_err *err) {
     launch_key(launch, "smem", smem, sizeof smem);
     char scratch[200];
     launch_key(launch, "scratch", scratch, sizeof scratch);
-    if (scratch[0])
-      ks_tr_todo(x, "thread_parallel", kern->line,
-                 "scratch=(%s): MLX candidates get no scratch buffer; keep "
-                 "partial results in shared memory or split the work",
-                 scratch);
-    have = grid[0] && block[0] && mlx_launch(grid, block, smem, c);
+    have = grid[0] && block[0] && mlx_launch(grid, block, smem, scratch, c);
   } else if (m->n_launches > 0) {
     const ks_cu_launch *l = &m->launches[0];
     char g[200], b[200];
@@ -225,7 +235,7 @@ ks_code ks_translate_mlx(ks_tr *x, ks_translation *out, ks_err *err) {
         snprintf(b, sizeof b, "%s, %s, %s", m->dim3s[i].c[0], m->dim3s[i].c[1],
                  m->dim3s[i].c[2]);
     }
-    have = mlx_launch(g, b, l->smem, c);
+    have = mlx_launch(g, b, l->smem, NULL, c);
   }
   if (!have) {
     ks_buf_puts(c, "// ksearch: launch grid=(1) threadgroup=(1)\n");
@@ -252,6 +262,8 @@ ks_code ks_translate_mlx(ks_tr *x, ks_translation *out, ks_err *err) {
                   json_string_value(json_object_get(t, "concept")),
                   json_string_value(json_object_get(t, "message")));
   }
+  if (needs_math_guards(ts, src))
+    ks_buf_puts(c, KS_MATH "\n");
   /* the source: kernels made device functions, host code out */
   int at = 0;
   for (int i = 0; i < m->n_funcs; i++) {

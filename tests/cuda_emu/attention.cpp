@@ -1,9 +1,13 @@
 // attention.cpp — CPU-emulation check of an attention_prefill CUDA kernel
 // (tests/cuda_emu/run.sh): causal GQA attention against a double-precision
 // reference, the task's bf16 tolerance. Geometry: MMA (mma_flash), WGMMA
-// (wgmma_flash), BASE (the baseline) or the warp families.
+// (wgmma_flash), BASE (the baseline), MLXK (an MLX body, KS_KERNEL, its
+// launch from ksmlx.py geometry) or the warp families.
 // Args: batch heads_q heads_kv seqlen head_dim.
 #include KFILE
+#ifdef MLXK
+using namespace mlx::core::cu;
+#endif
 #include <random>
 int main(int argc, char **argv) {
   long B = atol(argv[1]), Hq = atol(argv[2]), Hk = atol(argv[3]),
@@ -17,7 +21,12 @@ int main(int argc, char **argv) {
   emu_fill(v, nd, rng);
   dim3 g, bl;
   size_t smem;
-#ifdef MMA
+#ifdef MLXK
+  // an MLX body (run.sh: ksmlx.py source and geometry for these axes)
+  g = {MLX_GX, MLX_GY, MLX_GZ};
+  bl = {MLX_TX, MLX_TY, MLX_TZ};
+  smem = MLX_SMEM;
+#elif defined(MMA)
   g = {(unsigned)((S + BQ - 1) / BQ), (unsigned)Hq, (unsigned)B};
   bl.x = 2 * BQ;
   smem = (BQ + 4 * BKV) * (D + 8) * 2;
@@ -57,6 +66,8 @@ int main(int argc, char **argv) {
     attention_prefill(q.data(), k.data(), v.data(), o.data(), B, Hq, Hk, S, D,
                       tq, tk, tv);
   });
+#elif defined(MLXK)
+  launch(g, bl, smem, [&] { KS_KERNEL(q.data(), k.data(), v.data(), o.data()); });
 #else
   launch(g, bl, smem, [&] {
     attention_prefill(q.data(), k.data(), v.data(), o.data(), B, Hq, Hk, S, D);

@@ -4,6 +4,9 @@
 // Geometry: SPLIT or FLASH (two launches, NaN-filled scratch), GROUP, HPW or
 // the baseline. Args: batch heads_q heads_kv head_dim max_pages [len0].
 #include KFILE
+#ifdef MLXK
+using namespace mlx::core::cu;
+#endif
 #include <algorithm>
 #include <random>
 int main(int argc, char **argv) {
@@ -61,6 +64,12 @@ int main(int argc, char **argv) {
                         o.data(), B, Hq, Hk, D, P, MP, scratch.data());
              });
   }
+#elif defined(MLXK)
+  launch(dim3{MLX_GX, MLX_GY, MLX_GZ}, dim3{MLX_TX, MLX_TY, MLX_TZ}, MLX_SMEM,
+         [&] {
+           KS_KERNEL(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),
+                     o.data());
+         });
 #elif defined(GROUP)
   launch(dim3{(unsigned)Hk, (unsigned)B, 1}, dim3{32 * WARPS, 1, 1}, 0, [&] {
     decode_paged(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),

@@ -6,6 +6,9 @@
 // k. EMU_CP_EAGER=1 among the params: cp.async lands at issue (emu.h). Exit 1
 // on any mismatch.
 #include KFILE
+#ifdef MLXK
+using namespace mlx::core::cu;
+#endif
 #include <random>
 int main(int argc, char **argv) {
 #ifdef EMU_CP_EAGER
@@ -20,7 +23,11 @@ int main(int argc, char **argv) {
   emu_fill(b, nd, rng);
   dim3 g, bl;
   size_t smem = 0;
-#ifdef MMA_PIPE
+#ifdef MLXK
+  g = {MLX_GX, MLX_GY, MLX_GZ};
+  bl = {MLX_TX, MLX_TY, MLX_TZ};
+  smem = MLX_SMEM;
+#elif defined(MMA_PIPE)
   g.x = ((m + TILE_M - 1) / TILE_M) * ((n + TILE_N - 1) / TILE_N);
   bl.x = 32 * WARPS;
   smem = STAGES * (TILE_M * (TK + 8) + TK * (TILE_N + 8)) * 2;
@@ -64,6 +71,8 @@ int main(int argc, char **argv) {
   launch(g, bl, smem, [&] {
     gemm_bf16(a.data(), b.data(), c.data(), m, n, k, ta, tb);
   });
+#elif defined(MLXK)
+  launch(g, bl, smem, [&] { KS_KERNEL(a.data(), b.data(), c.data()); });
 #else
   launch(g, bl, smem,
          [&] { gemm_bf16(a.data(), b.data(), c.data(), m, n, k); });

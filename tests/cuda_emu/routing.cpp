@@ -5,6 +5,9 @@
 // FUSED (all blocks at once), BSORT, TSEL or the baseline. Args: tokens experts
 // topk [runs].
 #include KFILE
+#ifdef MLXK
+using namespace mlx::core::cu;
+#endif
 #include <algorithm>
 #include <random>
 int main(int argc, char **argv) {
@@ -21,7 +24,21 @@ int main(int argc, char **argv) {
       if (x == 0.f && rng() % 2)
         x = -0.f;
     }
-#ifdef FUSED
+#ifdef MLXK
+    // MLX fills its outputs, the scratch among them, with init_value -1 on
+    // every call; all blocks at once (a persistent body's grid barrier)
+    std::vector<int32_t> ks(MLX_SCRATCH > 0 ? MLX_SCRATCH : 1, -1);
+    launch_concurrent(dim3{MLX_GX, MLX_GY, MLX_GZ}, dim3{MLX_TX, MLX_TY, MLX_TZ},
+                      [&] {
+                        KS_KERNEL(lg.data(), w.data(), ids.data(), off.data(),
+                                  srt.data()
+#if MLX_SCRATCH > 0
+                                      ,
+                                  ks.data()
+#endif
+                        );
+                      });
+#elif defined(FUSED)
     launch_concurrent(dim3{PERSISTENT, 1, 1}, dim3{32 * WARPS, 1, 1}, [&] {
       moe_routing(lg.data(), w.data(), ids.data(), off.data(), srt.data(), T, E,
                   K, scratch.data());

@@ -149,6 +149,14 @@ cases=(
   "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN|ITEMS=8 WARPS=4 NU=4 CPW=2|2 9 1000"
   "scan|selective_scan/templates/cuda/warp_scan.cu|WSCAN|ITEMS=16 WARPS=2 CPW=2|1 5 4097"
   "scan|selective_scan/baseline/cuda.cu|BASE||2 3 300"
+  "attention|attention_prefill/templates/mlx/mma_flash.cu|MLXK||1 4 2 257 64"
+  "attention|attention_prefill/templates/mlx/mma_flash.cu|MLXK|BQ=128 BKV=64|2 2 1 100 128"
+  "decode|decode_paged/templates/mlx/group_per_block.cu|MLXK||3 8 2 128 20"
+  "decode|decode_paged/templates/mlx/group_per_block.cu|MLXK|WARPS=2 UNROLL=4 GMAX=8|2 8 1 64 9 1"
+  "gemm|gemm_bf16/templates/mlx/mma_pipeline.cu|MLXK|TILE_M=64 TILE_N=64 WARPS=4 STAGES=3 GROUP_M=2|130 136 104"
+  "gemm|gemm_bf16/templates/mlx/mma_pipeline.cu|MLXK||200 264 72"
+  "routing|moe_routing/templates/mlx/fused_persistent.cu|MLXK|PERSISTENT=4 WARPS=4 --per-block-shared|37 256 8 2"
+  "routing|moe_routing/templates/mlx/fused_persistent.cu|MLXK|PERSISTENT=8 WARPS=2 PF=2 --per-block-shared|45 8 2 2"
   "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS||1 300 40"
   "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS|U=4 CH=8 NCH=8|2 100 21"
   "mamba_mlx|mamba_mlx/templates/mlx/chunked_scan.cu|CS|U=1 NCH=4|1 33 17"
@@ -167,7 +175,31 @@ run_case() {
   want_trap=0
   if [[ $argv == *' !trap' ]]; then want_trap=1; argv=${argv% !trap}; fi
   src="$root/tasks/$k" xp=$params kn=KS_NONE
-  if [[ $h == mamba_mlx ]]; then
+  if [[ $k == */templates/mlx/* && $h != mamba_mlx ]]; then
+    # an MLX body of an issue-16 task: the source MLX would compile for the
+    # case's axes (the harness's args, named as the task names them), its
+    # launch from the launch line (ksmlx.py geometry), the harness's MLXK
+    local names task ax=() w j=0 geo
+    case $h in
+      attention) names="batch heads_q heads_kv seqlen head_dim" ;;
+      decode) names="batch heads_q heads_kv head_dim max_pages" ;;
+      gemm) names="m n k" ;;
+      routing) names="tokens experts topk" ;;
+    esac
+    read -r -a aw <<<"$argv"
+    for w in $names; do ax+=("$w=${aw[$j]}"); j=$((j + 1)); done
+    [[ $h == decode ]] && ax+=("num_pages=$((aw[0] * aw[4]))")
+    task=$root/tasks/${k%%/*}/task.json
+    # --per-block-shared is xform's (a grid-barrier body), the rest params
+    local mp=${params//--per-block-shared/}
+    # shellcheck disable=SC2086
+    python3 "$root/mlx/ksmlx.py" source "$task" "$src" "${ax[@]}" $mp >"$work/m$i.cu" 2>"$work/cc$i.log" &&
+      geo=$(python3 "$root/mlx/ksmlx.py" geometry "$task" "$src" "${ax[@]}" $mp 2>>"$work/cc$i.log")
+    xp=""
+    [[ $params == *--per-block-shared* ]] && xp=--per-block-shared
+    src="$work/m$i.cu" mac="MLXK $geo"
+    kn=$(grep -o 'custom_kernel_[A-Za-z0-9_]*' "$src" | head -1)
+  elif [[ $h == mamba_mlx ]]; then
     # an MLX body: the source MLX would compile for these axes, then C++
     local mb ml md
     read -r mb ml md <<<"$argv"
@@ -179,7 +211,7 @@ run_case() {
   fi
   # shellcheck disable=SC2086
   if python3 "$here/xform.py" "$src" "$work/k$i.cpp" $xp &&
-    "$cxx" -std=c++20 -O1 -w -I"$here" -DKFILE="\"$work/k$i.cpp\"" -D"$mac" -DKS_KERNEL="$kn" -o "$work/b$i" "$here/$h.cpp" -lpthread 2>>"$work/cc$i.log" &&
+    "$cxx" -std=c++20 -O1 -w -I"$here" -DKFILE="\"$work/k$i.cpp\"" $(for m in $mac; do printf -- '-D%s ' "$m"; done) -DKS_KERNEL="$kn" -o "$work/b$i" "$here/$h.cpp" -lpthread 2>>"$work/cc$i.log" &&
     if [[ $want_trap == 1 ]]; then
       out=$(timeout 300 "$work/b$i" $argv 2>&1)
       [[ $? != 0 && $out == *"trap "* ]] && out="trapped as it must"

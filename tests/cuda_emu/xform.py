@@ -17,7 +17,7 @@ src = open(sys.argv[1]).read()
 args = sys.argv[3:]
 per_block = "--per-block-shared" in args
 defs = [a for a in args if "=" in a]
-src = re.sub(r'#include <(cuda_bf16\.h|stdint\.h|mma\.h|math\.h|cooperative_groups\.h|cuda/std/limits|cuda_fp16\.h)>\n',
+src = re.sub(r'#include <(cuda_bf16\.h|stdint\.h|mma\.h|math\.h|cooperative_groups\.h|cuda/std/\w+|cuda_fp16\.h)>\n',
              '', src)
 # an MLX body's source (mlx/ksmlx.py source): no cooperative groups here,
 # and its dynamic shared memory declared as floats

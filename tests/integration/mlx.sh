@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # MLX backend on the CPU (issue 15): the Python executor speaks the executor
 # protocol under its sandbox; the MLX baselines (mx.softmax, mx.fast.rms_norm,
-# mx.fast.layer_norm, mlx-lm's Mamba SSM loop) match the C references; hostile
+# mx.fast.layer_norm, mlx-lm's Mamba SSM loop, and issue 16's SDPA, gather +
+# SDPA, routing composition and matmul) match the C references; hostile
 # ops candidates are caught; a kernel-form candidate on an MLX without a GPU
 # is exit 3 saying so; the launch-expression evaluator refuses anything but
 # arithmetic. MLX custom kernels themselves run only on a GPU:
@@ -40,7 +41,7 @@ expect() {
 }
 reason() { "$py" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("error",""))' "$t/out.json"; }
 
-for task in softmax rmsnorm layernorm; do
+for task in softmax rmsnorm layernorm attention_prefill decode_paged moe_routing gemm_bf16; do
   expect "$task" "$root/tasks/$task/baseline/mlx.py" ok --no-timing --seeds 2
 done
 # the Mamba loop with timing: the whole protocol (prep, ping, call, collect)
@@ -87,6 +88,26 @@ except ValueError as e:
 else:
     raise SystemExit("a shape mismatch passed")
 '); then ok "export: imported, matches mx.fast.rms_norm"; else bad "export"; fi
+# a task with derived axes (experts + 1, tokens * topk): the module computes
+# them as the judge does (its MLX baseline as the exported kernel)
+mkdir -p "$t/run2/best"
+cp "$root/tasks/moe_routing/baseline/mlx.py" "$t/run2/best/moe_routing.c"
+printf '{"task":"moe_routing","backend":"mlx","best":{"file":"%s"}}' "$t/run2/best/moe_routing.c" >"$t/run2/summary.json"
+if "$ks" export "$t/run2" --to mlx --out "$t/kr.py" -q &&
+  (cd "$t" && "$py" -c '
+import kr, mlx.core as mx
+lg = mx.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 5.0, 2.0], [0.0, 0.0, 0.0, 0.0]])
+try:
+    kr.moe_routing(lg)
+except TypeError as e:
+    assert "topk=N" in str(e), e
+else:
+    raise SystemExit("an axis no input gives was not asked for")
+w, ids, off, srt = kr.moe_routing(lg, topk=2)
+assert ids.tolist() == [[1, 2], [2, 0], [0, 1]], ids.tolist()
+assert off.tolist() == [0, 2, 4, 6, 6], off.tolist()
+assert srt.tolist() == [3, 4, 0, 5, 1, 2], srt.tolist()
+'); then ok "export: a task with derived axes"; else bad "export: derived axes"; fi
 printf '{"task":"rmsnorm","backend":"c","best":null}' >"$t/run/summary.json"
 "$ks" export "$t/run" --to mlx --out "$t/k2.py" -q 2>"$t/err.log"
 rc=$?
@@ -123,19 +144,27 @@ else
   echo "skip NVRTC check: no libnvrtc.so"
 fi
 
-# the vec_row MLX templates are `translate --to mlx` of the CUDA block_row
-# templates (family renamed): they stay what translate writes today
-t_tr=$t/vec_row_translated.cu
-for task in softmax rmsnorm layernorm; do
-  "$ks" translate "$root/tasks/$task/templates/cuda/block_row.cu" --to mlx --out "$t_tr" >/dev/null 2>&1 &&
-    sed -i 's|^// ksearch: family=block_row$|// ksearch: family=vec_row|' "$t_tr" &&
-    sed -i "s|Translated from $root/|Translated from |" "$t_tr"
-  if cmp -s "$t_tr" "$root/tasks/$task/templates/mlx/vec_row.cu"; then
-    ok "$task vec_row.cu is translate --to mlx of the CUDA block_row"
+# the translated MLX templates are `translate --to mlx` of CUDA templates
+# (vec_row: of block_row, family renamed): they stay what translate writes
+# today. TASK CUDA-TEMPLATE MLX-TEMPLATE
+t_tr=$t/translated.cu
+while read -r task from to; do
+  (cd "$root" && "$ks" translate "tasks/$task/templates/cuda/$from" --to mlx --out "$t_tr" >/dev/null 2>&1) &&
+    sed -i "s|^// ksearch: family=${from%.cu}\$|// ksearch: family=${to%.cu}|" "$t_tr"
+  if cmp -s "$t_tr" "$root/tasks/$task/templates/mlx/$to"; then
+    ok "$task mlx/$to is translate --to mlx of cuda/$from"
   else
-    bad "$task vec_row.cu differs from translate --to mlx of templates/cuda/block_row.cu (regenerate it)"
+    bad "$task mlx/$to differs from translate --to mlx of templates/cuda/$from (regenerate it: cd to the repo root, ksearch translate tasks/$task/templates/cuda/$from --to mlx --out tasks/$task/templates/mlx/$to)"
   fi
-done
+done <<'EOF'
+softmax block_row.cu vec_row.cu
+rmsnorm block_row.cu vec_row.cu
+layernorm block_row.cu vec_row.cu
+attention_prefill mma_flash.cu mma_flash.cu
+decode_paged group_per_block.cu group_per_block.cu
+gemm_bf16 mma_pipeline.cu mma_pipeline.cu
+moe_routing fused_persistent.cu fused_persistent.cu
+EOF
 
 # the launch grammar: arithmetic over axes and params, nothing else
 if "$py" - "$root/mlx" <<'PY'

@@ -153,3 +153,19 @@ Test(mlx_backend, translate_from_a_launch_and_marks_what_it_cannot_carry) {
   cr_expect_null(strstr(o, "void run("), "host code dropped");
   free(o);
 }
+
+Test(mlx_backend, translate_carries_a_scratch_buffer_over) {
+  /* the cuda executor's scratch= becomes MLX's ks_scratch output (ksmlx.py:
+   * one more output, 0xFF-filled, appended to KS_ARGS), not a TODO */
+  char *o = translate(
+      "// ksearch: backend=cuda entry=count\n"
+      "// ksearch: launch grid=(64) block=(256) scratch=(4 * (32 + n))\n"
+      "extern \"C\" __global__ void count(const float *x, int *y, long n, "
+      "unsigned *scratch) {\n"
+      "  if (threadIdx.x == 0) atomicAdd(scratch, 1u);\n}\n");
+  cr_expect_not_null(strstr(o, "// ksearch: launch grid=(ceil(64) * (256)) "
+                               "threadgroup=(256) scratch=(4 * (32 + n))\n"),
+                     "%s", o);
+  cr_expect_null(strstr(o, "KSEARCH-TODO"), "%s", o);
+  free(o);
+}
