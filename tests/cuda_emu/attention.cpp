@@ -67,7 +67,8 @@ int main(int argc, char **argv) {
                       tq, tk, tv);
   });
 #elif defined(MLXK)
-  launch(g, bl, smem, [&] { KS_KERNEL(q.data(), k.data(), v.data(), o.data()); });
+  launch(g, bl, smem,
+         [&] { KS_KERNEL(q.data(), k.data(), v.data(), o.data()); });
 #else
   launch(g, bl, smem, [&] {
     attention_prefill(q.data(), k.data(), v.data(), o.data(), B, Hq, Hk, S, D);

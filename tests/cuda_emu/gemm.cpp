@@ -63,14 +63,15 @@ int main(int argc, char **argv) {
     uint64_t da[2] = {(uint64_t)k, (uint64_t)m}, sa[1] = {(uint64_t)k * 2};
     uint64_t db[2] = {(uint64_t)n, (uint64_t)k}, sb[1] = {(uint64_t)n * 2};
     uint32_t ba[2] = {64, TILE_M}, bb[2] = {64, 64};
-    if (sa[0] % 16 == 0 && !emu_tmap_encode(&ta, 2, 2, a.data(), da, sa, ba, 128))
+    if (sa[0] % 16 == 0 &&
+        !emu_tmap_encode(&ta, 2, 2, a.data(), da, sa, ba, 128))
       return printf("tensor map a refused\n"), 1;
-    if (sb[0] % 16 == 0 && !emu_tmap_encode(&tb, 2, 2, b.data(), db, sb, bb, 128))
+    if (sb[0] % 16 == 0 &&
+        !emu_tmap_encode(&tb, 2, 2, b.data(), db, sb, bb, 128))
       return printf("tensor map b refused\n"), 1;
   }
-  launch(g, bl, smem, [&] {
-    gemm_bf16(a.data(), b.data(), c.data(), m, n, k, ta, tb);
-  });
+  launch(g, bl, smem,
+         [&] { gemm_bf16(a.data(), b.data(), c.data(), m, n, k, ta, tb); });
 #elif defined(MLXK)
   launch(g, bl, smem, [&] { KS_KERNEL(a.data(), b.data(), c.data()); });
 #else

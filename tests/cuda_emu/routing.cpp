@@ -28,16 +28,15 @@ int main(int argc, char **argv) {
     // MLX fills its outputs, the scratch among them, with init_value -1 on
     // every call; all blocks at once (a persistent body's grid barrier)
     std::vector<int32_t> ks(MLX_SCRATCH > 0 ? MLX_SCRATCH : 1, -1);
-    launch_concurrent(dim3{MLX_GX, MLX_GY, MLX_GZ}, dim3{MLX_TX, MLX_TY, MLX_TZ},
-                      [&] {
-                        KS_KERNEL(lg.data(), w.data(), ids.data(), off.data(),
-                                  srt.data()
+    launch_concurrent(
+        dim3{MLX_GX, MLX_GY, MLX_GZ}, dim3{MLX_TX, MLX_TY, MLX_TZ}, [&] {
+          KS_KERNEL(lg.data(), w.data(), ids.data(), off.data(), srt.data()
 #if MLX_SCRATCH > 0
-                                      ,
-                                  ks.data()
+                                                                     ,
+                    ks.data()
 #endif
-                        );
-                      });
+          );
+        });
 #elif defined(FUSED)
     launch_concurrent(dim3{PERSISTENT, 1, 1}, dim3{32 * WARPS, 1, 1}, [&] {
       moe_routing(lg.data(), w.data(), ids.data(), off.data(), srt.data(), T, E,

@@ -107,13 +107,14 @@
 // 128 (ptxas 13, both head_dim instances: WS=0 WGS=2 220 with OVERLAP, 194
 // without, BKV=64 154; WGS=3 caps a thread at 168; WS>0 reports 168 at
 // WGS=2 (the consumers run under setmaxnreg 232), no spills but 56-64 bytes
-// at WS>0 WGS=3 BKV=64 OVERLAP=1 since the work-item loop, 4-8 before). A thread's cp.async chunks differ by constant
-// offsets (load_rows) and descriptors are one add from a base, which keeps
-// addresses out of the register budget. Refused at compile time: shared
-// memory at D=128, (BQ + 2*NSLOT*BKV)*256 + 1024 + 16*NSLOT bytes, past
-// 232448 (227 KiB: BKV=128 with NSLOT=4; WGS=3, BKV=128 with NSLOT=3), and
-// WS>0 with WGS=3 and BKV=128 (152 consumer registers: spills), WS=2 with
-// WGS=1 (no second warpgroup to take turns with: that is WS=1).
+// at WS>0 WGS=3 BKV=64 OVERLAP=1 since the work-item loop, 4-8 before). A
+// thread's cp.async chunks differ by constant offsets (load_rows) and
+// descriptors are one add from a base, which keeps addresses out of the
+// register budget. Refused at compile time: shared memory at D=128, (BQ +
+// 2*NSLOT*BKV)*256 + 1024 + 16*NSLOT bytes, past 232448 (227 KiB: BKV=128 with
+// NSLOT=4; WGS=3, BKV=128 with NSLOT=3), and WS>0 with WGS=3 and BKV=128 (152
+// consumer registers: spills), WS=2 with WGS=1 (no second warpgroup to take
+// turns with: that is WS=1).
 #include <cuda_bf16.h>
 #include <stdint.h>
 
