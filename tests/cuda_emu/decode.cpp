@@ -65,10 +65,18 @@ int main(int argc, char **argv) {
              });
   }
 #elif defined(MLXK)
+  // MLX fills its outputs, the scratch among them, with init_value -1 on
+  // every call (flash_decode's MERGE counters start at 0xFFFFFFFF)
+  std::vector<int32_t> ks(MLX_SCRATCH > 0 ? MLX_SCRATCH : 1, -1);
   launch(dim3{MLX_GX, MLX_GY, MLX_GZ}, dim3{MLX_TX, MLX_TY, MLX_TZ}, MLX_SMEM,
          [&] {
            KS_KERNEL(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),
-                     o.data());
+                     o.data()
+#if MLX_SCRATCH > 0
+                         ,
+                     ks.data()
+#endif
+           );
          });
 #elif defined(GROUP)
   launch(dim3{(unsigned)Hk, (unsigned)B, 1}, dim3{32 * WARPS, 1, 1}, 0, [&] {
