@@ -86,7 +86,9 @@ static const ks_llm_backend k_backends[] = {
      KS_LLM_LAUNCH_GRID},
     {"mlx", "cuda", "mlx-cuda-sm90",
      "the body of an MLX mx.fast.cuda_kernel, compiled by MLX with NVRTC "
-     "for the device (sm_90a on the H200) and run by MLX in a Python "
+     "for the device as sm_90 on the H200 (no `a`: no wgmma, setmaxnreg "
+     "or other sm_90a-only instructions; mma.sync, ldmatrix, cp.async and "
+     "TMA bulk copies are there) and run by MLX in a Python "
      "executor; inputs are already on the device; the time that counts is "
      "from the call to mx.eval and a device synchronize, cold L2; the "
      "speedup is over what an MLX user calls today (mx.softmax, "

@@ -23,7 +23,9 @@ if lib is None:
     print("no NVRTC (libnvrtc.so)")
     sys.exit(77)
 inc = os.path.join(root, "include")
-opts = [b"--gpu-architecture=sm_90a", b"-std=c++17", b"-default-device",
+# MLX compiles with --gpu-architecture=sm_<major><minor> (no `a`: its
+# jit_module.cpp), so wgmma and setmaxnreg, sm_90a only, are not there
+opts = [b"--gpu-architecture=sm_90", b"-std=c++17", b"-default-device",
         ("-I" + inc).encode(), ("-I" + os.path.join(inc, "cccl")).encode()]
 for path in sys.argv[1:]:
     src = open(path, "rb").read()

@@ -122,6 +122,23 @@ Test(spec_validator, metal_has_no_async_copy) {
   cr_expect_null(va_find(v, n, "simd_sum"), "simd_sum is Metal");
 }
 
+Test(spec_validator, mlx_compiles_for_sm90_without_a) {
+  /* MLX's NVRTC target is sm_90, not sm_90a: wgmma and setmaxnreg, which
+   * plain cuda (sm_90a) allows, are refused for MLX bodies */
+  const char *src =
+      "asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n"
+      "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\\n\");\n"
+      "asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+      "{%0}, {%1}, {%2}, {%3};\");\n";
+  ks_spec_violation v[32];
+  int n = va_run("mlx-cuda-sm90", src, v);
+  cr_expect_eq(n, 2, "wgmma and setmaxnreg, not mma.sync");
+  cr_expect(strstr(va_why(v, n, "wgmma"), "mma.sync"), "%s",
+            va_why(v, n, "wgmma"));
+  cr_expect_not_null(va_find(v, n, "setmaxnreg"));
+  cr_expect_eq(va_run("cuda", src, v), 0, "sm_90a has all three");
+}
+
 Test(spec_validator, opencl_subgroups_need_the_extension) {
   const char *plain = "float s = sub_group_reduce_add(v);\n"
                       "float w = simd_shuffle_xor(v, 1);\n";
