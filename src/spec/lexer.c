@@ -321,15 +321,71 @@ static bool lex_all(lexer *L) {
   return true;
 }
 
+/* The directive of PP token t ("#  if" -> "if"), into buf. */
+static void pp_name(const ks_toks *ts, const ks_tok *t, char *buf, size_t n) {
+  const char *p = ts->src + t->off + 1, *e = ts->src + t->off + t->len;
+  while (p < e && (*p == ' ' || *p == '\t'))
+    p++;
+  size_t l = (size_t)(e - p) < n - 1 ? (size_t)(e - p) : n - 1;
+  memcpy(buf, p, l);
+  buf[l] = 0;
+}
+
+/* A conditional (#if ... #endif) as bracket matching sees it: a compiler
+ * takes one branch, so every branch starts from the brackets open at #if
+ * and the code after #endif continues from the first branch's (a `for (...)
+ * {` written once per branch is one open brace, not two). */
+typedef struct {
+  int *at_if, n_if;      /* the open brackets at #if */
+  int *first_end, n_end; /* at the end of the first branch; n_end -1: none */
+} cond_frame;
+
+static int *snap(const int *st, int n) {
+  int *c = ks_xmalloc(sizeof(int) * (size_t)(n + 1));
+  memcpy(c, st, sizeof(int) * (size_t)n);
+  return c;
+}
+
 /* Brackets match within the code and, separately, within each directive. */
 static void match_brackets(ks_toks *ts) {
   int *stack = ks_xmalloc(sizeof(int) * (size_t)(ts->n + 1));
   int *pstack = ks_xmalloc(sizeof(int) * (size_t)(ts->n + 1));
   int sp = 0, psp = 0;
+  cond_frame *cf = NULL;
+  int ncf = 0, capcf = 0;
   for (int i = 0; i < ts->n; i++) {
     ks_tok *t = &ts->t[i];
     if (t->kind == KS_TOK_PP) {
       psp = 0;
+      char d[16];
+      pp_name(ts, t, d, sizeof d);
+      if (!strcmp(d, "if") || !strcmp(d, "ifdef") || !strcmp(d, "ifndef")) {
+        if (ncf == capcf) {
+          capcf = capcf ? 2 * capcf : 8;
+          cond_frame *g = ks_xmalloc(sizeof *g * (size_t)capcf);
+          if (ncf)
+            memcpy(g, cf, sizeof *cf * (size_t)ncf);
+          free(cf);
+          cf = g;
+        }
+        cf[ncf++] = (cond_frame){snap(stack, sp), sp, NULL, -1};
+      } else if ((!strcmp(d, "elif") || !strcmp(d, "else")) && ncf) {
+        cond_frame *f = &cf[ncf - 1];
+        if (f->n_end < 0) {
+          f->first_end = snap(stack, sp);
+          f->n_end = sp;
+        }
+        memcpy(stack, f->at_if, sizeof(int) * (size_t)f->n_if);
+        sp = f->n_if;
+      } else if (!strcmp(d, "endif") && ncf) {
+        cond_frame *f = &cf[--ncf];
+        if (f->n_end >= 0) {
+          memcpy(stack, f->first_end, sizeof(int) * (size_t)f->n_end);
+          sp = f->n_end;
+        }
+        free(f->at_if);
+        free(f->first_end);
+      }
       continue;
     }
     if (t->kind == KS_TOK_PP_END) {
@@ -349,8 +405,13 @@ static void match_brackets(ks_toks *ts) {
       char open = c == ')' ? '(' : c == ']' ? '[' : '{';
       if (*n && ts->src[ts->t[st[*n - 1]].off] == open) {
         int j = st[--*n];
-        ts->t[j].match = i;
-        t->match = j;
+        /* a bracket closed in a first branch and again in a later one: the
+         * first close keeps the match (matches stay mutual), the later one
+         * none */
+        if (ts->t[j].match < 0) {
+          ts->t[j].match = i;
+          t->match = j;
+        }
       } else if (!ts->unbalanced_line) {
         ts->unbalanced_line = t->line;
       }
@@ -358,6 +419,11 @@ static void match_brackets(ks_toks *ts) {
   }
   if (sp && !ts->unbalanced_line)
     ts->unbalanced_line = ts->t[stack[sp - 1]].line;
+  for (int k = 0; k < ncf; k++) { /* #if without #endif */
+    free(cf[k].at_if);
+    free(cf[k].first_end);
+  }
+  free(cf);
   free(stack);
   free(pstack);
 }

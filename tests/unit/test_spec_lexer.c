@@ -86,6 +86,49 @@ Test(spec_lexer, punctuators_and_brackets) {
   ks_toks_free(&ts);
 }
 
+Test(spec_lexer, each_branch_of_a_conditional_starts_from_its_if) {
+  /* a loop header written once per branch (wgmma_flash's OVERLAP) is one
+   * open brace, as the compiler sees one branch; the closing brace after
+   * #endif matches the first branch's */
+  ks_toks ts;
+  ks_err err = {0};
+  const char *src = "void f() {\n"
+                    "#if A\n"
+                    "  for (int t = 0; t + 1 < n; t++) {\n"
+                    "#elif B\n"
+                    "  while (x) {\n"
+                    "#else\n"
+                    "  for (int t = 0; t < n; t++) {\n"
+                    "#endif\n"
+                    "    g();\n"
+                    "  }\n"
+                    "}\n";
+  cr_assert_eq(ks_lex(src, &ts, &err), KS_OK, "%s", err.msg);
+  cr_expect_eq(ts.unbalanced_line, 0);
+  int braces[4], n = 0;
+  for (int i = 0; i < ts.n && n < 4; i++)
+    if (ks_tok_is(&ts, i, "{"))
+      braces[n++] = i; /* f's, then one per branch */
+  cr_assert_eq(n, 4);
+  cr_expect_eq(ts.t[ts.t[braces[0]].match].line, 11, "f's { closed by line 11");
+  cr_expect_eq(ts.t[ts.t[braces[1]].match].line, 10,
+               "the first branch's { closed by line 10");
+  ks_toks_free(&ts);
+  /* an outer brace closed in both branches: the first close matches it,
+   * the second none (matches stay mutual) */
+  cr_assert_eq(ks_lex("void f() {\n#if A\n}\n#else\n}\n#endif\n", &ts, &err),
+               KS_OK);
+  cr_expect_eq(ts.unbalanced_line, 0);
+  for (int i = 0; i < ts.n; i++)
+    cr_expect(ts.t[i].match < 0 || ts.t[ts.t[i].match].match == i,
+              "token %d's match is mutual", i);
+  ks_toks_free(&ts);
+  /* one branch unbalanced on its own is still reported */
+  cr_assert_eq(ks_lex("void f() {\n#if A\n  {\n#endif\n}\n", &ts, &err), KS_OK);
+  cr_expect_eq(ts.unbalanced_line, 1);
+  ks_toks_free(&ts);
+}
+
 Test(spec_lexer, numbers) {
   ks_toks ts;
   ks_err err = {0};
