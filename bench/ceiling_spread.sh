@@ -18,18 +18,20 @@
 # of it (measured here under load), and no placement of the probe cancels
 # that. About 3 s per evaluation here: N=10 and 8 tasks, 5-8 minutes.
 # NOISE=1: the seeded neighbour of bench/neighbour.py (one thread copying
-# 256 MiB on and off) for the whole run, as this machine's neighbours were
-# when the issue was measured; on a quiet machine the absolute spread is
-# 1.01-1.09 and half of it is below one evaluation's own noise.
-#   N=10 [TASKS="softmax rmsnorm ..."] [NOISE=1] [OUT_JSON=F] bash bench/ceiling_spread.sh
+# 256 MiB on and off, 0.2-2 s each) for the whole run; NOISE=slow: the same
+# on and off for 10-30 s each, so that an evaluation mostly sees one regime,
+# as when the issue was measured (bandwidth moving between minutes); on a
+# quiet machine the absolute spread is 1.01-1.09 and half of it is below
+# one evaluation's own noise.
+#   N=10 [TASKS="softmax rmsnorm ..."] [NOISE=1|slow] [OUT_JSON=F] bash bench/ceiling_spread.sh
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 ks=${KSEARCH:-$here/build/ksearch}
 n=${N:-10}
 out=${OUT_JSON:-}
 noise_pid=
-if [[ ${NOISE:-0} == 1 ]]; then
-  python3 "$here/bench/neighbour.py" 7 &
+if [[ ${NOISE:-0} == 1 || ${NOISE:-0} == slow ]]; then
+  python3 "$here/bench/neighbour.py" 7 "$([[ $NOISE == slow ]] && echo slow)" &
   noise_pid=$!
   trap '[[ -n $noise_pid ]] && kill $noise_pid 2>/dev/null' EXIT
 fi
@@ -85,7 +87,7 @@ mm = [r["workloads"][big][fig] / r["workloads"][big][pfig] for r in runs
       if r["status"] == "ok" and r["workloads"][big].get(pfig, 0) > 0]
 st = [r["status"] for r in runs]
 ceil = runs[0]["workloads"][big]["ceiling"]
-res = {"task": task, "noise": sys.argv[2] == "1", "workload": runs[0]["workloads"][big]["axes"], "ceiling": ceil,
+res = {"task": task, "noise": sys.argv[2], "workload": runs[0]["workloads"][big]["axes"], "ceiling": ceil,
        "ceiling_kind": "compute" if comp else "memory", "absolute": fig,
        "statuses": st, "fractions": fr, "gbps": gb,
        "fraction_spread": max(fr) / min(fr) if fr else None,
