@@ -8,8 +8,9 @@ function per kernel, named after the task, taking the task's inputs as mlx
 arrays (in the task's order) and its scalars as keywords (default: the
 task's values), returning the outputs (one array, or a tuple). Axes are read
 off the input shapes (one that no input has, moe_routing's topk, is a
-required keyword; derived ones are computed); the launch geometry is computed inside, with the same
-reader (ksmlx.py, embedded) that the executor measured the kernel with.
+required keyword; derived ones are computed); the launch geometry is
+computed inside, with the same reader (ksmlx.py, embedded) that the executor
+measured the kernel with.
 """
 
 import json

@@ -388,15 +388,15 @@ def build(cand, mx):
             p = plans[key] = (kernel_for(smem), grid, tg, sc, tmpl, shapes)
         return p
 
+    # with a scratch: MLX fills every output with init_value (the task's
+    # outputs are written anyway), and the scratch is not the task's
+    fill = {"init_value": -1} if scratch else {}
+    n_out = len(task.outputs)
+
     def run_kernel(inputs, axes, scalars):
         k, grid, tg, sc, tmpl, shapes = plan(axes, scalars)
-        if not scratch:
-            return k(inputs=list(inputs) + sc, template=tmpl, grid=grid, threadgroup=tg,
-                     output_shapes=shapes, output_dtypes=odt)
-        # MLX fills every output with init_value (the task's outputs are
-        # written anyway); the scratch is not the task's
         return k(inputs=list(inputs) + sc, template=tmpl, grid=grid, threadgroup=tg,
-                 output_shapes=shapes, output_dtypes=odt, init_value=-1)[:-1]
+                 output_shapes=shapes, output_dtypes=odt, **fill)[:n_out]
 
     return run_kernel
 

@@ -15,7 +15,9 @@
 #    (and NCH=64 CH=8 with PREFIX=1), mlx_block.py at T 1024 and 4096.
 # Each step has its own time limit; a failure never stops the rest. A table
 # in OUT/untimed.txt; every JSON beside it. PARTS (default "dec att block")
-# picks steps, so that the whole can be split over two device calls of 600 s.
+# picks steps, so that the whole can be split over device calls of 600 s
+# (one each: the attention part evaluates four parameter sets on every GPU
+# workload); ATT_VARIANTS overrides the attention sets beside the defaults.
 set -u
 out=${1:?usage: bench/gpu/untimed.sh OUT}
 mkdir -p "$out/dec" "$out/att" "$out/block"
@@ -36,7 +38,7 @@ fi
 # the defaults, TMA=1 and the persistent blocks beside MLX's and torch's
 # SDPA: attn_vs_mlx.sh's own table (MLX's column is empty where MLX does not import)
 [[ $parts == *" att "* ]] &&
-  VARIANTS="TMA=1;PERSIST=132;TMA=1 PERSIST=132" TO=300 bash "$here/attn_vs_mlx.sh" "$out/att" 2>&1 | tee -a "$out/untimed.txt"
+  VARIANTS=${ATT_VARIANTS:-TMA=1;PERSIST=132;TMA=1 PERSIST=132} TO=300 bash "$here/attn_vs_mlx.sh" "$out/att" 2>&1 | tee -a "$out/untimed.txt"
 if [[ $parts != *" block "* ]]; then
   log "the MLX block part not asked for (PARTS)"
 elif python3 -c "import mlx.core as mx, sys; sys.exit(0 if mx.default_device() == mx.gpu else 1)" 2>/dev/null; then
