@@ -11,7 +11,8 @@
 # so `baseline_speedup` per workload is ours over MLX's own ops in one
 # sitting (issue 15's "attention against mx.fast.scaled_dot_product_attention").
 # SKIP_SEQLEN (default 16384: its C reference alone takes about 90 s on 16
-# cores) drops attention workloads; TO (default 240) limits each eval. A
+# cores) drops attention workloads; TO (default 240) limits each eval; TASKS
+# (default all four) picks tasks (gemm's C reference at 8192^3 takes minutes). A
 # table on stdout and in OUT/mlx16.txt (device file names with brackets do
 # not come back: the table is what to keep).
 set -u
@@ -20,8 +21,9 @@ mkdir -p "$out"
 ks=${KSEARCH:-./build/ksearch}
 export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-/tmp/kscache-gpu16}
 here=$(cd "$(dirname "$0")" && pwd)
-for f in tasks/attention_prefill/templates/mlx/*.cu tasks/decode_paged/templates/mlx/*.cu \
-  tasks/moe_routing/templates/mlx/*.cu tasks/gemm_bf16/templates/mlx/*.cu; do
+files=()
+for t in ${TASKS:-attention_prefill decode_paged moe_routing gemm_bf16}; do files+=(tasks/"$t"/templates/mlx/*.cu); done
+for f in "${files[@]}"; do
   task=$(basename "$(dirname "$(dirname "$(dirname "$f")")")")
   skip=()
   [[ $task == attention_prefill ]] && skip=(seqlen="${SKIP_SEQLEN:-16384}")
