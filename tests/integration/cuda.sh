@@ -60,10 +60,11 @@ check "gemm_bf16: wgmma_pipeline TMA=1 is correct" "$([[ $rc == 0 && $(field 'd[
 out=$("$ks" eval attention_prefill "$here/tasks/attention_prefill/templates/cuda/wgmma_flash.cu" --backend cuda --workloads "$attn_d32" --json -q --seeds 1 --no-timing); rc=$?
 st=$(field 'd["status"]' "$out")
 check "attention_prefill: wgmma_flash at head_dim 32 fails loudly ($st), not as a wrong answer" "$([[ -n $st && $st != ok && $st != incorrect ]] && echo yes)" "exit $rc: $out"
-# the TMA producer of the FA3-style attention (q, k, v maps; a tile past a
-# head's end reads the next head's rows, masked)
-out=$("$ks" eval attention_prefill "$here/tasks/attention_prefill/templates/cuda/wgmma_flash.cu" --backend cuda --workloads "$attn_wl" --param TMA=1 --json -q --seeds 1 --no-timing); rc=$?
-check "attention_prefill: wgmma_flash TMA=1 is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
+# the FA3-style attention's cp.async producer (TMA=1, the default, is the
+# templates loop above: q, k, v maps; a tile past a head's end reads the next
+# head's rows, masked)
+out=$("$ks" eval attention_prefill "$here/tasks/attention_prefill/templates/cuda/wgmma_flash.cu" --backend cuda --workloads "$attn_wl" --param TMA=0 --json -q --seeds 1 --no-timing); rc=$?
+check "attention_prefill: wgmma_flash TMA=0 (the cp.async producer; TMA=1 is the default) is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
 # persistent blocks: on the GPU-sized workloads each of the 132 takes many
 # work items, so the slots' parities, the Q region's barriers and the
 # pingpong turns carry over (fewer blocks: tests/cuda_emu)

@@ -2,7 +2,7 @@
 // ksearch: family=flash_decode
 // ksearch: concepts=split_kv_flash_decoding,tensor_core_mma,online_softmax,paged_gather,vector_loads_128,warp_shuffle_reduction,launch_bounds_occupancy
 // ksearch: param SPLIT_PAGES in 64,16,32,8
-// ksearch: param SPLIT_BLOCKS in 1048576,1024,2048,512
+// ksearch: param SPLIT_BLOCKS in 1048576,1024,2048,512,264,396
 // ksearch: param WARPS in 8,4,2
 // ksearch: param PIPE in 0,1,2
 // ksearch: param MINW in 16,0
