@@ -8,15 +8,15 @@
 # 1. decode_paged flash_decode MERGE=0 / MERGE=1 (the spread merger), and
 #    splits sized to whole waves of SMs, at the three GPU shapes, beside
 #    torch (torch16.py) and the CUDA copy roofline;
-# 2. attention_prefill wgmma_flash at its defaults, TMA=1, PERSIST=132 and
-#    both on every GPU workload (the S 16384 reference first: about 90 s on
+# 2. attention_prefill wgmma_flash at its defaults (TMA=1 since the run of
+#    2026-12-05), TMA=0 and PERSIST=132 on every GPU workload (the S 16384 reference first: about 90 s on
 #    16 cores), beside torch's and MLX's SDPA (bench/gpu/attn_vs_mlx.sh);
 # 3. with MLX: mlx-lm's Mamba block with chunked_scan PREFIX=0 / PREFIX=1
 #    (and NCH=64 CH=8 with PREFIX=1), mlx_block.py at T 1024 and 4096.
 # Each step has its own time limit; a failure never stops the rest. A table
 # in OUT/untimed.txt; every JSON beside it. PARTS (default "dec att block")
 # picks steps, so that the whole can be split over device calls of 600 s
-# (one each: the attention part evaluates four parameter sets on every GPU
+# (one each: the attention part evaluates three parameter sets on every GPU
 # workload); ATT_VARIANTS overrides the attention sets beside the defaults.
 set -u
 out=${1:?usage: bench/gpu/untimed.sh OUT}
@@ -35,10 +35,10 @@ log "torch16: exit $?"
 # 264 / 396: at batch 1, 8 kv heads x 33 or 49 ranges)
 TO=60 bash "$here/variants.sh" decode_paged flash_decode "$out/dec" "MERGE=0;MERGE=1;MERGE=0 SPLIT_PAGES=16 SPLIT_BLOCKS=264;MERGE=0 SPLIT_PAGES=16 SPLIT_BLOCKS=396;MERGE=1 SPLIT_PAGES=16 SPLIT_BLOCKS=264" 2>&1 | tee -a "$out/untimed.txt"
 fi
-# the defaults, TMA=1 and the persistent blocks beside MLX's and torch's
+# the defaults, the cp.async producer and the persistent blocks beside MLX's and torch's
 # SDPA: attn_vs_mlx.sh's own table (MLX's column is empty where MLX does not import)
 [[ $parts == *" att "* ]] &&
-  VARIANTS=${ATT_VARIANTS:-TMA=1;PERSIST=132;TMA=1 PERSIST=132} TO=300 bash "$here/attn_vs_mlx.sh" "$out/att" 2>&1 | tee -a "$out/untimed.txt"
+  VARIANTS=${ATT_VARIANTS:-TMA=0;PERSIST=132} TO=300 bash "$here/attn_vs_mlx.sh" "$out/att" 2>&1 | tee -a "$out/untimed.txt"
 if [[ $parts != *" block "* ]]; then
   log "the MLX block part not asked for (PARTS)"
 elif python3 -c "import mlx.core as mx, sys; sys.exit(0 if mx.default_device() == mx.gpu else 1)" 2>/dev/null; then
