@@ -792,6 +792,11 @@ inline void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
 }
 inline void mbar_fence_init() {}
 inline void tma_prefetch(const void *) {} // prefetch.tensormap: a hint
+// griddepcontrol: launches here run one after another, so the previous grid
+// is complete and visible whenever a kernel starts (the overlap itself is the
+// GPU run's to check: tests/integration/cuda.sh)
+inline void pdl_trigger() {}
+inline void pdl_wait() {}
 inline void tma_load_2d(uint32_t dst, const void *map, uint32_t bar, int c0,
                         int c1) {
   EmuTmap t;

@@ -118,6 +118,7 @@ cases=(
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=8 WARPS=8 PIPE=1|2 16 2 128 20 7"
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=3 WARPS=2 PIPE=2|3 3 3 32 10 1"
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=2 SPLIT_BLOCKS=20 WARPS=2|3 8 2 128 20"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|PDL=1 SPLIT_PAGES=2 SPLIT_BLOCKS=20 WARPS=2|3 8 2 128 20"
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=1 SPLIT_BLOCKS=7 PIPE=1|2 6 2 64 9 1"
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|MERGE=1 SPLIT_PAGES=4|3 8 2 128 20"
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|MERGE=1 SPLIT_PAGES=2 WARPS=2 PIPE=1|2 6 2 64 9 0"

@@ -5,7 +5,8 @@ cp_wait, ldm_x4, ldm_x4_t, mma16816, smem_u32, ex2; the wgmma ones fence_async,
 wg_fence, wg_commit, wg_wait, acc_fence, reg_fence, reg_alloc, reg_dealloc,
 wg_bar, pp_sync, pp_arrive, wgmma_bf16, wgmma_ss, wgmma_rs; the mbarrier ones
 mbar_init, mbar_arrive, cp_mbar_arrive, mbar_try_wait; the TMA ones
-mbar_fence_init, mbar_expect_tx, tma_load_2d, tma_prefetch), which emu.h
+mbar_fence_init, mbar_expect_tx, tma_load_2d, tma_prefetch; the programmatic
+launch ones pdl_trigger, pdl_wait), which emu.h
 implements with the PTX ISA's register layouts, and points the dynamic shared
 memory at the block's buffer. --per-block-shared (grid-barrier kernels, whose
 blocks run at once): `__shared__ int a[N], b[M];` become per-block arrays.
@@ -28,7 +29,8 @@ for h in ['smem_u32', 'cp16', 'cp_commit', 'cp_wait', 'ldm_x4', 'ldm_x4_t', 'mma
           'reg_alloc', 'reg_dealloc', 'wg_bar', 'pp_sync', 'pp_arrive',
           'wgmma_bf16', 'wgmma_ss', 'wgmma_rs',
           'mbar_init', 'mbar_arrive', 'cp_mbar_arrive', 'mbar_try_wait',
-          'mbar_fence_init', 'mbar_expect_tx', 'tma_load_2d', 'tma_prefetch']:
+          'mbar_fence_init', 'mbar_expect_tx', 'tma_load_2d', 'tma_prefetch',
+          'pdl_trigger', 'pdl_wait']:
     while True:
         m = re.search(r'(template <int N>\s+)?__device__ __forceinline__ [\w ]+?\b' + h + r'\(', src)
         if not m:

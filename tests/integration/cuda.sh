@@ -86,6 +86,13 @@ for f in "$here"/tests/adversarial/cuda/*.cu; do
   error=$(field 'd["error"].lower()' "$out")
   check "cuda/$(basename "$f"): $expect" "$([[ $status == "$expect" && $error == *"$reason"* ]] && echo yes)" "status '$status', error '$error': $out"
 done
+# the clock with programmatic dependent launch: an empty pdl=(1) kernel after
+# the real work must not end the timing (the real work spins 2 ms)
+out=$("$ks" eval softmax "$here/tests/adversarial/cuda/pdl_clock.cu" --backend cuda --workloads 0 --json -q --seeds 1 --no-spec-check); rc=$?
+check "cuda/pdl_clock.cu: the timing counts the first kernel (>= 2 ms)" "$(field '"yes" if d["status"]=="ok" and all(w["device_time_ns_min"] >= 2e6 for w in d["workloads"]) else "no"' "$out")" "exit $rc: $out"
+# flash_decode with its merge pass launched programmatically
+out=$("$ks" eval decode_paged "$here/tasks/decode_paged/templates/cuda/flash_decode.cu" --backend cuda --param PDL=1 --json -q --seeds 2 --no-timing); rc=$?
+check "decode_paged: flash_decode PDL=1 is correct" "$([[ $rc == 0 && $(field 'd["status"]' "$out") == ok ]] && echo yes)" "exit $rc: $out"
 check "host code never ran (no /tmp/ksearch_adv_cuda_system)" "$([[ ! -e /tmp/ksearch_adv_cuda_system ]] && echo yes)" "the marker exists"
 
 echo "cuda: $pass passed, $fail failed"

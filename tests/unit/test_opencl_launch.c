@@ -238,3 +238,38 @@ Test(opencl_launch, when_zero_skips_a_line_for_that_workload) {
   expect_line_error("global=(rows) local=(1) when=(rows +)", "when");
   expect_line_error("global=(rows) local=(1) when=(1) when=(0)", "twice");
 }
+
+/* pdl=(E): evaluated per workload and parameters like when=; a grid line's
+ * key only (OpenCL has no programmatic dependent launch) */
+Test(opencl_launch, pdl_is_a_grid_line_flag_evaluated_per_workload) {
+  const char *src = "// ksearch: backend=cuda entry=k\n"
+                    "// ksearch: param PDL in 1,0\n"
+                    "// ksearch: launch kernel=a grid=(rows) block=(32)\n"
+                    "// ksearch: launch kernel=b grid=(rows) block=(64) "
+                    "pdl=(PDL * min(1, floor(rows / 100)))\n";
+  ks_launch_plan p;
+  ks_err err = {0};
+  cr_assert_eq(ks_launch_parse(src, "k.cu", "k", &p, &err), KS_OK, "%s",
+               err.msg);
+  cr_assert_eq(p.n, 2);
+  ks_launch_geom g[KS_LAUNCH_MAX];
+  double sb;
+  ks_param_value on[] = {pv("PDL", "1")}, off[] = {pv("PDL", "0")};
+  cr_assert_eq(
+      ks_launch_eval(&p, &g_task, &g_task.workloads[1], on, 1, g, &sb, &err),
+      KS_OK, "%s", err.msg);
+  cr_expect(!g[0].pdl, "a line without pdl= never overlaps");
+  cr_expect(g[1].pdl);
+  cr_assert_eq(
+      ks_launch_eval(&p, &g_task, &g_task.workloads[1], off, 1, g, &sb, &err),
+      KS_OK, "%s", err.msg);
+  cr_expect(!g[1].pdl);
+  cr_assert_eq(
+      ks_launch_eval(&p, &g_task, &g_task.workloads[0], on, 1, g, &sb, &err),
+      KS_OK, "%s", err.msg);
+  cr_expect(!g[1].pdl, "rows 7: the expression is 0");
+  ks_launch_free(&p);
+  expect_line_error("global=(rows) local=(1) pdl=(1)", "OpenCL");
+  expect_line_error("grid=(rows) block=(1) pdl=(1) pdl=(0)", "twice");
+  expect_line_error("grid=(rows) block=(1) pdl=(rows +)", "pdl");
+}

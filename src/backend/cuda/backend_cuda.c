@@ -472,16 +472,39 @@ static void cuda_run(void *vh, void *const *bufs, const int64_t *axes,
     set_err(h, "cuEventRecord", r);
     return;
   }
+  bool first = true;
   for (int k = 0; k < h->pi.plan.n; k++) {
     const ks_launch_geom *g = &h->geom[k];
     if (g->skip) /* when=(0) for this workload */
       continue;
-    r = h->cu.LaunchKernel(h->fn[k], (unsigned)(g->global[0] / g->local[0]),
-                           (unsigned)(g->global[1] / g->local[1]),
-                           (unsigned)(g->global[2] / g->local[2]),
-                           (unsigned)g->local[0], (unsigned)g->local[1],
-                           (unsigned)g->local[2], (unsigned)g->smem, NULL, args,
-                           NULL);
+    /* pdl=: may overlap the kernel launched before it in this call, never
+     * the flush or the clock's start (the first launch); a driver or GPU
+     * without programmatic launch serializes, which griddepcontrol.wait
+     * then finds done */
+    if (g->pdl && !first && h->cu.LaunchKernelEx && h->dev.cc_major >= 9) {
+      ks_cu_launch_attr at = {.id =
+                                  KS_CU_LAUNCH_ATTR_PROGRAMMATIC_SERIALIZATION};
+      at.value.i = 1;
+      ks_cu_launch_config lc = {
+          .grid = {(unsigned)(g->global[0] / g->local[0]),
+                   (unsigned)(g->global[1] / g->local[1]),
+                   (unsigned)(g->global[2] / g->local[2])},
+          .block = {(unsigned)g->local[0], (unsigned)g->local[1],
+                    (unsigned)g->local[2]},
+          .smem = (unsigned)g->smem,
+          .stream = NULL,
+          .attrs = &at,
+          .n_attrs = 1};
+      r = h->cu.LaunchKernelEx(&lc, h->fn[k], args, NULL);
+    } else {
+      r = h->cu.LaunchKernel(h->fn[k], (unsigned)(g->global[0] / g->local[0]),
+                             (unsigned)(g->global[1] / g->local[1]),
+                             (unsigned)(g->global[2] / g->local[2]),
+                             (unsigned)g->local[0], (unsigned)g->local[1],
+                             (unsigned)g->local[2], (unsigned)g->smem, NULL,
+                             args, NULL);
+    }
+    first = false;
     if (r) {
       char what[200];
       snprintf(what, sizeof what,

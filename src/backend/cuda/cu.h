@@ -43,6 +43,26 @@ typedef struct ks_cu_tensormap {
   _Alignas(64) unsigned long long opaque[16];
 } ks_cu_tensormap;
 
+/* cuLaunchKernelEx's configuration (cuda.h: CUlaunchConfig, CUlaunchAttribute
+ * with its 64-byte value union); only programmatic stream serialization
+ * (pdl= on a launch line, launch.h) is set. */
+enum { KS_CU_LAUNCH_ATTR_PROGRAMMATIC_SERIALIZATION = 6 };
+typedef struct ks_cu_launch_attr {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int i;
+    unsigned long long u;
+  } value;
+} ks_cu_launch_attr;
+typedef struct ks_cu_launch_config {
+  unsigned grid[3], block[3], smem;
+  CUstream stream;
+  ks_cu_launch_attr *attrs;
+  unsigned n_attrs;
+} ks_cu_launch_config;
+
 /* The driver entry points ksearch calls (versioned names as in cuda.h). */
 typedef struct ks_cu {
   void *lib;
@@ -84,6 +104,9 @@ typedef struct ks_cu {
                                    const unsigned long long *,
                                    const unsigned long long *, const unsigned *,
                                    const unsigned *, int, int, int, int);
+  /* optional (CUDA 11.8+): launches with attributes (pdl=) */
+  CUresult (*LaunchKernelEx)(const ks_cu_launch_config *, CUfunction, void **,
+                             void **);
 } ks_cu;
 
 typedef struct ks_cu_dev {

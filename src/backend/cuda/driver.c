@@ -58,6 +58,8 @@ ks_code ks_cu_load(ks_cu *cu, ks_err *err) {
   /* optional: only candidates with tensormap lines need it */
   *(void **)&cu->TensorMapEncodeTiled =
       dlsym(cu->lib, "cuTensorMapEncodeTiled");
+  /* optional: only launch lines with pdl= need it */
+  *(void **)&cu->LaunchKernelEx = dlsym(cu->lib, "cuLaunchKernelEx");
   CUresult r = cu->Init(0);
   if (r != 0) {
     char b[256];

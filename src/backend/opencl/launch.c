@@ -120,7 +120,7 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
   out->line = line;
   ks_strlcpy(out->kernel, default_kernel ? default_kernel : "",
              sizeof out->kernel);
-  bool seen[8] = {false};
+  bool seen[9] = {false};
   int gdims = 0, ldims = 0;
   const char *p = text;
   ks_code rc = KS_OK;
@@ -130,21 +130,23 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
     rc = ks_header_next_kv(&p, line, "launch",
                            "kernel=NAME global=(...) local=(...) "
                            "[scratch=(...)] (OpenCL) or kernel=NAME grid=(...) "
-                           "block=(...) [smem=(...)] (CUDA), and [when=(...)]",
+                           "block=(...) [smem=(...)] [pdl=(...)] (CUDA), and "
+                           "[when=(...)]",
                            key, sizeof key, val, sizeof val, NULL, &done, err);
     if (rc || done)
       break;
-    static const char *const keys[] = {"kernel", "global", "local", "scratch",
-                                       "grid",   "block",  "smem",  "when"};
+    static const char *const keys[] = {"kernel",  "global", "local",
+                                       "scratch", "grid",   "block",
+                                       "smem",    "when",   "pdl"};
     int k = -1;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 9; i++)
       if (!strcmp(key, keys[i]))
         k = i;
     if (k < 0) {
       rc = ks_err_set(err, KS_ERR_INPUT,
                       "line %d: unknown launch key \"%s\"; use kernel=, "
                       "global=, local=, scratch= (OpenCL) or grid=, block=, "
-                      "smem= (CUDA), or when=",
+                      "smem=, pdl= (CUDA), or when=",
                       line, key);
       break;
     }
@@ -182,9 +184,12 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
     } else if (k == 6) {
       if (ks_expr_parse(val, NULL, 0, &out->smem, err))
         rc = ks_err_prefix(err, "line %d: smem: ", line);
-    } else {
+    } else if (k == 7) {
       if (ks_expr_parse(val, NULL, 0, &out->when, err))
         rc = ks_err_prefix(err, "line %d: when: ", line);
+    } else {
+      if (ks_expr_parse(val, NULL, 0, &out->pdl, err))
+        rc = ks_err_prefix(err, "line %d: pdl: ", line);
     }
   }
   /* grid=/block=/smem= (CUDA) or global=/local= (OpenCL), never mixed */
@@ -205,6 +210,12 @@ ks_code ks_launch_parse_line(const char *text, const char *default_kernel,
     rc = ks_err_set(err, KS_ERR_INPUT,
                     "line %d: the launch line has no block=(...); give the "
                     "threads per block, e.g. block=(256)",
+                    line);
+  if (!rc && !grid && seen[8])
+    rc = ks_err_set(err, KS_ERR_INPUT,
+                    "line %d: pdl= (CUDA's programmatic dependent launch) "
+                    "needs a grid=/block= line; OpenCL has no such launch, "
+                    "drop pdl=",
                     line);
   if (!rc && !grid && !seen[1])
     rc = ks_err_set(err, KS_ERR_INPUT,
@@ -435,6 +446,12 @@ ks_code ks_launch_eval(const ks_launch_plan *p, const ks_task *task,
         continue;
       }
     }
+    if (k->pdl) {
+      double pv;
+      if (eval_size(k->pdl, &c, "pdl", k, &pv, err))
+        return err->code;
+      g->pdl = pv != 0;
+    }
     for (int d = 0; d < k->dims; d++) {
       double gv, lv;
       char what[32];
@@ -556,6 +573,7 @@ void ks_launch_free(ks_launch_plan *p) {
     ks_expr_free(p->k[i].scratch);
     ks_expr_free(p->k[i].smem);
     ks_expr_free(p->k[i].when);
+    ks_expr_free(p->k[i].pdl);
   }
   memset(p, 0, sizeof *p);
 }

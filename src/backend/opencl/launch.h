@@ -5,7 +5,8 @@
  *   // ksearch: launch [kernel=NAME] global=(E[,E[,E]]) local=(E[,E[,E]])
  *                      [scratch=(E)] [when=(E)]             (OpenCL)
  *   // ksearch: launch [kernel=NAME] grid=(E[,E[,E]]) block=(E[,E[,E]])
- *                      [smem=(E)] [scratch=(E)] [when=(E)]  (CUDA)
+ *                      [smem=(E)] [scratch=(E)] [when=(E)]
+ *                      [pdl=(E)]                             (CUDA)
  *
  * grid counts blocks (CUDA convention), block threads per block, smem the
  * dynamic shared memory in bytes; ks_launch_eval turns a grid line into the
@@ -21,7 +22,13 @@
  * (the largest over all lines), shared by the sequence and appended as the
  * last argument of every kernel. when=(E): the line is launched only where
  * E is not 0 (a parameter that fuses a pass into an earlier kernel drops
- * its launch: ks_launch_geom.skip). Pure parsing and arithmetic: no OpenCL
+ * its launch: ks_launch_geom.skip). pdl=(E) (CUDA, grid lines only): where
+ * E is not 0 the kernel is launched with programmatic dependent launch
+ * (sm_90+): its blocks may start while the kernel launched before it in the
+ * same call still runs, so it must wait (griddepcontrol.wait) before it
+ * reads what that kernel writes; the first kernel a call launches never
+ * overlaps (nothing of the judge's, the L2 flush or the clock's start,
+ * runs beside a candidate). Pure parsing and arithmetic: no OpenCL
  * here, so the parent, the runner and the unit tests share it.
  */
 #ifndef KS_LAUNCH_H
@@ -39,6 +46,7 @@ typedef struct ks_launch {
   ks_expr *scratch; /* NULL when the line has no scratch= */
   ks_expr *smem;    /* dynamic shared memory bytes (grid lines); or NULL */
   ks_expr *when;    /* when=(E): launched only where E != 0; or NULL */
+  ks_expr *pdl;     /* pdl=(E): programmatic dependent launch; or NULL */
   bool grid_style;  /* grid=/block= (CUDA) rather than global=/local= */
   int line;         /* 1-based line in the source, for messages */
 } ks_launch;
@@ -54,6 +62,7 @@ typedef struct ks_launch_geom {
   size_t global[3], local[3]; /* global already rounded up to local */
   size_t smem;                /* dynamic shared memory bytes (CUDA) */
   bool skip; /* when= is 0 for this workload and parameters: not launched */
+  bool pdl;  /* pdl= is not 0: may overlap the kernel launched before it */
 } ks_launch_geom;
 
 /* Parses the text after `launch` of one header line into *out. */

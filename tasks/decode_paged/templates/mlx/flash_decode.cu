@@ -7,6 +7,7 @@
 // ksearch: param PIPE in 0,1,2
 // ksearch: param MINW in 16,0
 // ksearch: param MERGE in 1
+// ksearch: param PDL in 0
 // ksearch: launch grid=(ceil(heads_kv) * (32 * WARPS), ceil( cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS)))) * ( 1), ceil( batch) * ( 1)) threadgroup=(32 * WARPS,  1,  1) scratch=(4 * 65536 + 4 * batch * heads_q * cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) * (head_dim + 2))
 //
 // Translated from tasks/decode_paged/templates/cuda/flash_decode.cu by `ksearch translate --to mlx`: MLX writes the
@@ -14,8 +15,9 @@
 // body calls ks_mlx_fd_split with KS_ARGS (the task's arrays, var axes and scalars).
 // One edit after translate: MERGE is pinned to 1 (the last block of each
 // sequence and kv head merges its ranges inside fd_split, through the
-// scratch words MLX's init_value fills with 0xFF at each call), so the one
-// kernel MLX launches is the whole computation and fd_merge is never needed.
+// scratch words MLX's init_value fills with 0xFF at each call) and PDL to 0
+// (there is no second launch to overlap), so the one kernel MLX launches is
+// the whole computation and fd_merge is never needed.
 #include <cuda/std/cmath>
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
@@ -63,6 +65,11 @@
 // Pass 2 (fd_merge): a block per (q head, sequence[, 32 columns]) merges:
 // M = max m_s, o = sum o_s 2^(m_s - M) / sum l_s 2^(m_s - M), one online
 // pass of float4 reads spread over split lanes, 8 records in flight each.
+// PDL=1: pass 2 is a programmatic dependent launch (sm_90): pass 1's blocks
+// let it launch as they start, so its blocks are placed on SMs as pass 1's
+// leave and wait (griddepcontrol.wait) for pass 1's memory instead of for a
+// launch after pass 1 drained (the boundary is most of pass 2's cost at
+// batch 1).
 // Shapes without an instance (head_dim not 32/64/128, GQA group above 8)
 // skip pass 1 and get a slow exact path in pass 2, so no shape is answered
 // wrong.
@@ -77,6 +84,9 @@
 #endif
 #ifndef MERGE
 #define MERGE 0 /* 1: the last block of each (sequence, kv head) merges */
+#endif
+#ifndef PDL
+#define PDL 0 /* 1: pass 2 launched programmatically (its launch line) */
 #endif
 #define FD_CNT 65536 /* scratch words before the records: MERGE's counters */
 #ifndef WARPS
@@ -107,6 +117,20 @@ __device__ __forceinline__ void mma16816(float *d, const uint32_t *a,
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
                  "r"(b[1]));
+}
+
+// programmatic dependent launch (PTX griddepcontrol, sm_90): pass 1 lets
+// pass 2 launch; pass 2 waits for pass 1's completion and memory. Both are
+// no-ops in a kernel not launched that way.
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 }
 
 // low (high) bf16 halves of two words -> one word: a byte permute
@@ -564,6 +588,9 @@ __device__ __forceinline__ void ks_mlx_fd_split(const __nv_bfloat16 *__restrict_
              long batch, long heads_q, long heads_kv, long head_dim,
              long num_pages, long max_pages, float *scratch) {
   (void)batch, (void)num_pages;
+#if PDL
+  pdl_trigger(); // pass 2 may be placed as this grid's blocks leave
+#endif
   __shared__ __align__(16) float red[WARPS * 8 * (MAXD + 2)];
   __shared__ __align__(16) uint2 qs[MAXD / 16 * 32];
   __shared__ unsigned mflag; // MERGE: this block merges
@@ -656,6 +683,9 @@ __device__ __forceinline__ void ks_mlx_fd_merge(const __nv_bfloat16 *__restrict_
              long batch, long heads_q, long heads_kv, long head_dim,
              long num_pages, long max_pages, float *scratch) {
   (void)num_pages;
+#if PDL
+  pdl_wait(); // pass 1 done and its records visible
+#endif
   __shared__ __align__(16) float4 po[MT];
   __shared__ float pm[MT], pl[MT];
   const long h = blockIdx.x, b = blockIdx.y, D = head_dim;
