@@ -170,7 +170,7 @@ EOF
 # TODO about fd_merge gone)
 (cd "$root" && "$ks" translate tasks/decode_paged/templates/cuda/flash_decode.cu --to mlx --out "$t_tr" >/dev/null 2>&1)
 sed -i -e '/^\/\/ KSEARCH-TODO(persistent_kernel)/d' -e 's|^// ksearch: param MERGE in 0,1$|// ksearch: param MERGE in 1|' \
-  -e 's|^// ksearch: param PDL in 0,1$|// ksearch: param PDL in 0|' \
+  -e 's|^// ksearch: param PDL in 1,0$|// ksearch: param PDL in 0|' \
   -e 's|^// ksearch: backend=mlx entry=fd_split |// ksearch: backend=mlx entry=decode_paged |' "$t_tr"
 sed -e '/^\/\/ One edit after translate/,/never needed\.$/d' "$root/tasks/decode_paged/templates/mlx/flash_decode.cu" >"$t/fd_committed.cu"
 if cmp -s "$t_tr" "$t/fd_committed.cu"; then

@@ -1,13 +1,13 @@
 // ksearch: backend=cuda entry=decode_paged
 // ksearch: family=flash_decode
 // ksearch: concepts=split_kv_flash_decoding,tensor_core_mma,online_softmax,paged_gather,vector_loads_128,warp_shuffle_reduction,launch_bounds_occupancy
-// ksearch: param SPLIT_PAGES in 64,16,32,8
-// ksearch: param SPLIT_BLOCKS in 1048576,1024,2048,512,264,396
+// ksearch: param SPLIT_PAGES in 32,64,16,8
+// ksearch: param SPLIT_BLOCKS in 264,1048576,1024,2048,512,396
 // ksearch: param WARPS in 8,4,2
 // ksearch: param PIPE in 0,1,2
 // ksearch: param MINW in 16,0
 // ksearch: param MERGE in 0,1
-// ksearch: param PDL in 0,1
+// ksearch: param PDL in 1,0
 // ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))), batch) block=(32 * WARPS, 1, 1) scratch=(4 * 65536 + 4 * batch * heads_q * cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) * (head_dim + 2))
 // ksearch: launch kernel=fd_merge when=(1 - MERGE) grid=(heads_q, batch, 1 + (cdiv(head_dim, 32) - 1) * min(1, floor(cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) / 64))) block=(256, 1, 1) pdl=(PDL)
 //
@@ -62,16 +62,16 @@
 #include <stdint.h>
 
 #ifndef SPLIT_PAGES
-#define SPLIT_PAGES 64
+#define SPLIT_PAGES 32
 #endif
 #ifndef SPLIT_BLOCKS
-#define SPLIT_BLOCKS 1048576
+#define SPLIT_BLOCKS 264
 #endif
 #ifndef MERGE
 #define MERGE 0 /* 1: the last block of each (sequence, kv head) merges */
 #endif
 #ifndef PDL
-#define PDL 0 /* 1: pass 2 launched programmatically (its launch line) */
+#define PDL 1 /* 1: pass 2 launched programmatically (its launch line) */
 #endif
 #define FD_CNT 65536 /* scratch words before the records: MERGE's counters */
 #ifndef WARPS

@@ -1,8 +1,8 @@
 // ksearch: backend=mlx entry=decode_paged kernel=cuda
 // ksearch: family=flash_decode
 // ksearch: concepts=split_kv_flash_decoding,tensor_core_mma,online_softmax,paged_gather,vector_loads_128,warp_shuffle_reduction,launch_bounds_occupancy
-// ksearch: param SPLIT_PAGES in 64,16,32,8
-// ksearch: param SPLIT_BLOCKS in 1048576,1024,2048,512,264,396
+// ksearch: param SPLIT_PAGES in 32,64,16,8
+// ksearch: param SPLIT_BLOCKS in 264,1048576,1024,2048,512,396
 // ksearch: param WARPS in 8,4,2
 // ksearch: param PIPE in 0,1,2
 // ksearch: param MINW in 16,0
@@ -77,16 +77,16 @@
 #include <cuda/std/cstdint>
 
 #ifndef SPLIT_PAGES
-#define SPLIT_PAGES 64
+#define SPLIT_PAGES 32
 #endif
 #ifndef SPLIT_BLOCKS
-#define SPLIT_BLOCKS 1048576
+#define SPLIT_BLOCKS 264
 #endif
 #ifndef MERGE
 #define MERGE 0 /* 1: the last block of each (sequence, kv head) merges */
 #endif
 #ifndef PDL
-#define PDL 0 /* 1: pass 2 launched programmatically (its launch line) */
+#define PDL 1 /* 1: pass 2 launched programmatically (its launch line) */
 #endif
 #define FD_CNT 65536 /* scratch words before the records: MERGE's counters */
 #ifndef WARPS
