@@ -4,7 +4,8 @@
 # its defaults and at the parameter values that change its structure (VEC=8,
 # split counts above the page count, the other selection, tiny tiles), is
 # correct on awkward shapes the task's own workloads do not have (one
-# element, odd head_dim, more splits than pages, topk = experts, m = 1);
+# element, odd head_dim, more splits than pages, topk = experts, m = 1;
+# SMALL=0 and 16: attention's blocked and direct paths on the short ones);
 # the OpenCL templates are correct on the same shapes where OpenCL exists;
 # the blocked attention and the register-tiled GEMM are faster than the
 # reference on the task's workloads; `run moe_routing --budget 3` works.
@@ -64,6 +65,7 @@ PY
     grep -q "param MINTOK" "$tpl" && variants+=(MINTOK=64)
     grep -q "param BQ" "$tpl" && variants+=(BQ=8)
     grep -q "param QR" "$tpl" && variants+=(QR=1 QR=2)
+    grep -q "param SMALL" "$tpl" && variants+=(SMALL=0 SMALL=16)
     grep -q "param TOKENS" "$tpl" && variants+=(TOKENS=64)
     grep -q "param MR" "$tpl" && variants+=(MR=6)
     grep -q "param ROWS" "$tpl" && variants+=(ROWS=4)
