@@ -477,33 +477,30 @@ static void cuda_run(void *vh, void *const *bufs, const int64_t *axes,
     const ks_launch_geom *g = &h->geom[k];
     if (g->skip) /* when=(0) for this workload */
       continue;
+    /* one configuration for both entry points: a plain launch is the
+     * same configuration without attributes */
+    ks_cu_launch_attr at = {.id = KS_CU_LAUNCH_ATTR_PROGRAMMATIC_SERIALIZATION};
+    at.value.i = 1;
+    ks_cu_launch_config lc = {.grid = {(unsigned)(g->global[0] / g->local[0]),
+                                       (unsigned)(g->global[1] / g->local[1]),
+                                       (unsigned)(g->global[2] / g->local[2])},
+                              .block = {(unsigned)g->local[0],
+                                        (unsigned)g->local[1],
+                                        (unsigned)g->local[2]},
+                              .smem = (unsigned)g->smem,
+                              .stream = NULL,
+                              .attrs = &at,
+                              .n_attrs = 1};
     /* pdl=: may overlap the kernel launched before it in this call, never
      * the flush or the clock's start (the first launch); a driver or GPU
      * without programmatic launch serializes, which griddepcontrol.wait
      * then finds done */
-    if (g->pdl && !first && h->cu.LaunchKernelEx && h->dev.cc_major >= 9) {
-      ks_cu_launch_attr at = {.id =
-                                  KS_CU_LAUNCH_ATTR_PROGRAMMATIC_SERIALIZATION};
-      at.value.i = 1;
-      ks_cu_launch_config lc = {
-          .grid = {(unsigned)(g->global[0] / g->local[0]),
-                   (unsigned)(g->global[1] / g->local[1]),
-                   (unsigned)(g->global[2] / g->local[2])},
-          .block = {(unsigned)g->local[0], (unsigned)g->local[1],
-                    (unsigned)g->local[2]},
-          .smem = (unsigned)g->smem,
-          .stream = NULL,
-          .attrs = &at,
-          .n_attrs = 1};
+    if (g->pdl && !first && h->cu.LaunchKernelEx && h->dev.cc_major >= 9)
       r = h->cu.LaunchKernelEx(&lc, h->fn[k], args, NULL);
-    } else {
-      r = h->cu.LaunchKernel(h->fn[k], (unsigned)(g->global[0] / g->local[0]),
-                             (unsigned)(g->global[1] / g->local[1]),
-                             (unsigned)(g->global[2] / g->local[2]),
-                             (unsigned)g->local[0], (unsigned)g->local[1],
-                             (unsigned)g->local[2], (unsigned)g->smem, NULL,
-                             args, NULL);
-    }
+    else
+      r = h->cu.LaunchKernel(h->fn[k], lc.grid[0], lc.grid[1], lc.grid[2],
+                             lc.block[0], lc.block[1], lc.block[2], lc.smem,
+                             NULL, args, NULL);
     first = false;
     if (r) {
       char what[200];
