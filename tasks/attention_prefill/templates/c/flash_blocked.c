@@ -140,13 +140,15 @@ qk(vf sv[QR][BKV / VEC], const float *kt, const float *qs, int64_t D,
 
 // The direct path (seqlen <= SMALL): per (sequence, q head, query) an
 // online softmax over its keys, a head_dim row at a time, no buffers but
-// two rows of head_dim floats.
+// two rows of head_dim floats (on the stack: the caller sends only head_dim
+// up to DIRECT_MAXD here).
+#define DIRECT_MAXD 256
 static void attn_direct(const uint16_t *restrict q, const uint16_t *restrict k,
                         const uint16_t *restrict v, uint16_t *restrict o,
                         int64_t batch, int64_t heads_q, int64_t heads_kv,
                         int64_t seqlen, int64_t D, float scale) {
   int64_t group = heads_q / heads_kv;
-  float qf[D], acc[D];
+  float qf[DIRECT_MAXD], acc[DIRECT_MAXD];
   for (int64_t b = 0; b < batch; b++)
     for (int64_t h = 0; h < heads_q; h++) {
       const uint16_t *kh = k + (b * heads_kv + h / group) * seqlen * D;
@@ -336,7 +338,7 @@ void attention_prefill(const uint16_t *restrict q, const uint16_t *restrict k,
   // head_dim padded to whole pairs of vectors (the P V register tile)
   int64_t Dp = (D + 2 * VEC - 1) / (2 * VEC) * (2 * VEC);
   float scale = 1.0f / sqrtf((float)D);
-  if (seqlen <= SMALL) {
+  if (seqlen <= SMALL && D <= DIRECT_MAXD) {
     attn_direct(q, k, v, o, batch, heads_q, heads_kv, seqlen, D, scale);
     return;
   }

@@ -7,8 +7,9 @@
 // OpenCL template for tasks/decode_paged, family head_per_item: one
 // work-item per (sequence, q head) walks its seq_lens[b] tokens through
 // page_table (page t/16, slot t%16) with an online softmax in private
-// memory. Neighbouring work-items are the q heads of one GQA group, so they
-// read the same K/V rows. head_dim up to MAXD; page size 16 (const axis).
+// memory (head_dim up to MAXD; past it, MAXD output columns at a time).
+// Neighbouring work-items are the q heads of one GQA group, so they
+// read the same K/V rows. Page size 16 (const axis).
 //   LOCAL  work-items per work-group
 // Kernel arguments follow ksearch's OpenCL convention (docs/DESIGN.md).
 
@@ -31,30 +32,45 @@ __kernel void decode_paged(__global const ushort *q,
                            long batch, long heads_q, long heads_kv,
                            long head_dim, long num_pages, long max_pages) {
   long bh = get_global_id(0);
-  if (bh >= batch * heads_q || head_dim > MAXD)
+  if (bh >= batch * heads_q)
     return;
   long b = bh / heads_q, h = bh % heads_q, g = h / (heads_q / heads_kv);
   long D = head_dim, tok = heads_kv * D, len = seq_lens[b];
   float scale = 1.0f / sqrt((float)D);
+  __global const ushort *qh = q + bh * D;
+  // the query in private memory up to MAXD; past it (a rare shape) it is
+  // read again from global memory and the output is made MAXD columns at a
+  // time, each chunk walking the tokens again
+  int cached = D <= MAXD;
   float qf[MAXD], acc[MAXD];
-  for (long x = 0; x < D; x++) {
-    qf[x] = bf(q[bh * D + x]) * scale;
-    acc[x] = 0.0f;
-  }
-  float m = -INFINITY, l = 0.0f;
-  for (long t = 0; t < len; t++) {
-    long page = page_table[b * max_pages + t / PAGE];
-    __global const ushort *kt = k_cache + (page * PAGE + t % PAGE) * tok + g * D;
-    __global const ushort *vt = v_cache + (page * PAGE + t % PAGE) * tok + g * D;
-    float s = 0.0f;
+  if (cached)
     for (long x = 0; x < D; x++)
-      s += qf[x] * bf(kt[x]);
-    float mn = fmax(m, s), alpha = exp(m - mn), p = exp(s - mn);
-    l = l * alpha + p;
-    for (long x = 0; x < D; x++)
-      acc[x] = acc[x] * alpha + p * bf(vt[x]);
-    m = mn;
+      qf[x] = bf(qh[x]) * scale;
+  for (long c0 = 0; c0 < D; c0 += MAXD) {
+    long cw = D - c0 < MAXD ? D - c0 : MAXD;
+    for (long x = 0; x < cw; x++)
+      acc[x] = 0.0f;
+    float m = -INFINITY, l = 0.0f;
+    for (long t = 0; t < len; t++) {
+      long page = page_table[b * max_pages + t / PAGE];
+      __global const ushort *kt =
+          k_cache + (page * PAGE + t % PAGE) * tok + g * D;
+      __global const ushort *vt =
+          v_cache + (page * PAGE + t % PAGE) * tok + g * D;
+      float s = 0.0f;
+      if (cached)
+        for (long x = 0; x < D; x++)
+          s += qf[x] * bf(kt[x]);
+      else
+        for (long x = 0; x < D; x++)
+          s += bf(qh[x]) * scale * bf(kt[x]);
+      float mn = fmax(m, s), alpha = exp(m - mn), p = exp(s - mn);
+      l = l * alpha + p;
+      for (long x = 0; x < cw; x++)
+        acc[x] = acc[x] * alpha + p * bf(vt[c0 + x]);
+      m = mn;
+    }
+    for (long x = 0; x < cw; x++)
+      o[bh * D + c0 + x] = to_bf(l > 0.0f ? acc[x] / l : 0.0f);
   }
-  for (long x = 0; x < D; x++)
-    o[bh * D + x] = to_bf(l > 0.0f ? acc[x] / l : 0.0f);
 }
