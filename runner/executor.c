@@ -11,6 +11,7 @@
  * and only then load a C artifact, so that even its constructors run
  * confined. After that it obeys one command at a time. */
 #include "backend/backend.h"
+#include "backend/guard_scan.h"
 #include "eval/exec_proto.h"
 #include "eval/sandbox.h"
 #include "util/util.h"
@@ -291,11 +292,9 @@ static const char *dev_collect(ex *x, char *why, size_t n) {
         in ? x->task.inputs[i].name : x->task.outputs[i - ni].name;
     long off = x->be->dev_guard_check(x->handle, x->dev[i]);
     if (off) {
-      snprintf(why, n,
-               "wrote %s %s %s (device guard bytes changed at offset "
-               "%+ld)",
-               off > 0 ? "past the end of" : "before the start of",
-               in ? "input" : "output", name, off);
+      char what[96];
+      snprintf(what, sizeof what, "%s %s", in ? "input" : "output", name);
+      ks_guard_reason(why, n, off, what);
       return why;
     }
   }

@@ -64,7 +64,9 @@ typedef struct ks_backend_i {
   bool (*upload)(void *handle, void *buf, const void *src, size_t bytes);
   bool (*download)(void *handle, void *buf, void *dst, size_t bytes);
   /* 0 if the guards are intact, else the signed offset of the first changed
-   * byte from the start (<0) or the end (>0) of the data, as on the host. */
+   * byte from the start (<0) or the end (>0) of the data, as on the host;
+   * KS_GUARD_UNREADABLE (backend/guard_scan.h) when they could not be read
+   * back, which fails the call like a changed byte. */
   long (*dev_guard_check)(void *handle, void *buf);
   /* After run() + sync(): false with a reason when a launch failed or the
    * backend's own buffers (scratch) were written out of bounds. */

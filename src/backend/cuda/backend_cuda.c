@@ -40,6 +40,7 @@
 #include "backend/backend.h"
 #include "backend/cuda/build.h"
 #include "backend/cuda/cu.h"
+#include "backend/guard_scan.h"
 #include "eval/sandbox.h"
 
 #include <dirent.h>
@@ -668,17 +669,14 @@ static long cuda_dev_guard_check(void *vh, void *vb) {
   size_t n = b->guard > tail ? b->guard : tail;
   unsigned char *tmp = malloc(n ? n : 1);
   if (!tmp)
-    return 0;
-  long off = 0;
+    return KS_GUARD_UNREADABLE;
+  long off = KS_GUARD_UNREADABLE;
   if (h->cu.MemcpyDtoH(tmp, b->base, b->guard) == 0) {
-    for (long i = (long)b->guard - 1; i >= 0 && !off; i--)
-      if (tmp[i] != b->guard_byte)
-        off = i - (long)b->guard;
-  }
-  if (!off && h->cu.MemcpyDtoH(tmp, b->data + b->bytes, tail) == 0) {
-    for (size_t i = 0; i < tail && !off; i++)
-      if (tmp[i] != b->guard_byte)
-        off = (long)i + 1;
+    off = ks_guard_scan_head(tmp, b->guard, b->guard_byte);
+    if (!off)
+      off = h->cu.MemcpyDtoH(tmp, b->data + b->bytes, tail) == 0
+                ? ks_guard_scan_tail(tmp, tail, b->guard_byte)
+                : KS_GUARD_UNREADABLE;
   }
   free(tmp);
   return off;
@@ -693,10 +691,7 @@ static bool cuda_dev_check(void *vh, char *reason, size_t n) {
   if (h->pi.scratch) {
     long off = cuda_dev_guard_check(h, &h->scratch);
     if (off) {
-      snprintf(reason, n,
-               "wrote %s the scratch buffer (guard bytes changed at offset "
-               "%+ld)",
-               off > 0 ? "past the end of" : "before the start of", off);
+      ks_guard_reason(reason, n, off, "the scratch buffer");
       return false;
     }
   }

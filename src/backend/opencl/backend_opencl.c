@@ -34,6 +34,7 @@
  * side: loading, launching, device buffers) and the backend table.
  */
 #include "backend/backend.h"
+#include "backend/guard_scan.h"
 #include "backend/opencl/launch.h"
 #include "backend/opencl/ocl.h"
 #include "eval/sandbox.h"
@@ -504,19 +505,16 @@ static long ocl_dev_guard_check(void *vh, void *vb) {
   size_t n = b->guard > tail ? b->guard : tail;
   unsigned char *tmp = malloc(n ? n : 1);
   if (!tmp)
-    return 0;
-  long off = 0;
+    return KS_GUARD_UNREADABLE;
+  long off = KS_GUARD_UNREADABLE;
   if (clEnqueueReadBuffer(h->q, b->parent, CL_TRUE, 0, b->guard, tmp, 0, NULL,
                           NULL) == CL_SUCCESS) {
-    for (long i = (long)b->guard - 1; i >= 0 && !off; i--)
-      if (tmp[i] != b->guard_byte)
-        off = i - (long)b->guard;
-  }
-  if (!off && clEnqueueReadBuffer(h->q, b->parent, CL_TRUE, b->guard + b->bytes,
-                                  tail, tmp, 0, NULL, NULL) == CL_SUCCESS) {
-    for (size_t i = 0; i < tail && !off; i++)
-      if (tmp[i] != b->guard_byte)
-        off = (long)i + 1;
+    off = ks_guard_scan_head(tmp, b->guard, b->guard_byte);
+    if (!off)
+      off = clEnqueueReadBuffer(h->q, b->parent, CL_TRUE, b->guard + b->bytes,
+                                tail, tmp, 0, NULL, NULL) == CL_SUCCESS
+                ? ks_guard_scan_tail(tmp, tail, b->guard_byte)
+                : KS_GUARD_UNREADABLE;
   }
   free(tmp);
   return off;
@@ -531,10 +529,7 @@ static bool ocl_dev_check(void *vh, char *reason, size_t n) {
   if (h->scratch) {
     long off = ocl_dev_guard_check(h, h->scratch);
     if (off) {
-      snprintf(reason, n,
-               "wrote %s the scratch buffer (guard bytes changed at offset "
-               "%+ld)",
-               off > 0 ? "past the end of" : "before the start of", off);
+      ks_guard_reason(reason, n, off, "the scratch buffer");
       return false;
     }
   }
