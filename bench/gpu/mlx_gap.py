@@ -20,6 +20,15 @@ under cumulative regimes:
 One JSON line per (regime, shape): both times and their ratio (op / kernel:
 above 1 means the kernel is faster). The regime where the ratio drops is the
 step that costs the kernel form.
+
+Then (plain regime, both shapes) where a call's time goes, each step's
+minimum over reps: `call_us` (the Python call that builds the graph),
+`eval_us` (mx.eval: MLX encodes and launches, asynchronously), `sync_us`
+(mx.synchronize: the GPU finishing); for the vec_row kernel, MLX's op, a
+trivial custom kernel (one element per thread, y = -x) against mx.negative,
+and two vec_row calls in one eval (whether the cost is per kernel or per
+eval). This says whether the ~60 us is host work in the custom-kernel path
+(call or eval) or time on the device.
 """
 
 import argparse
@@ -106,10 +115,50 @@ def main():
                               "op_us": best["op"] / 1e3, "op_over_kernel": best["op"] / best["kernel"]}),
                   flush=True)
 
+    neg = mx.fast.cuda_kernel(name="ks_neg", input_names=["x"], output_names=["y"],
+                              source="uint i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                     "if (i < x_size) y[i] = -x[i];\n") \
+        if mx.default_device().type != mx.cpu and hasattr(mx.fast, "cuda_kernel") else None
+
+    def split():
+        for s in SHAPES:
+            make(s)
+            x, w = state[s]
+            n = s[0] * s[1]
+            f = forms(s)
+            cases = {"kernel": f["kernel"], "op": f["op"],
+                     "kernel_x2": lambda: [f["kernel"](), f["kernel"]()],
+                     "negative_op": lambda: mx.negative(x)}
+            if neg is not None:
+                cases["negative_kernel"] = lambda: neg(
+                    inputs=[x], grid=(n, 1, 1), threadgroup=(256, 1, 1),
+                    output_shapes=[x.shape], output_dtypes=[x.dtype])[0]
+            row = {"split": list(s)}
+            for name, g in cases.items():
+                mx.eval(g())
+                mx.synchronize()
+                best = [None, None, None]
+                for _ in range(a.reps):
+                    mx.synchronize()
+                    t0 = time.monotonic_ns()
+                    out = g()
+                    t1 = time.monotonic_ns()
+                    mx.eval(out)
+                    t2 = time.monotonic_ns()
+                    mx.synchronize()
+                    t3 = time.monotonic_ns()
+                    for i, d in enumerate((t1 - t0, t2 - t1, t3 - t2)):
+                        best[i] = d if best[i] is None else min(best[i], d)
+                    del out
+                row[name] = {"call_us": best[0] / 1e3, "eval_us": best[1] / 1e3,
+                             "sync_us": best[2] / 1e3}
+            print(json.dumps(row), flush=True)
+
     print(json.dumps({"mlx": mx.__version__, "device": str(mx.default_device()),
                       "cuda_graphs": os.environ.get("MLX_USE_CUDA_GRAPHS", "default")}), flush=True)
     for regime in ("plain", "flush", "prep"):
         run(regime)
+    split()
     why = sandbox.close(0, 0, mx.default_device().type != mx.cpu)
     if why:
         print(json.dumps({"sandbox": why}), flush=True)
