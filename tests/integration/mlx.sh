@@ -12,7 +12,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 ks=${KSEARCH:-$root/build/ksearch}
 py=${KSEARCH_PYTHON:-python3}
-export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-$(mktemp -d /tmp/ksearch-test-cache.XXXXXX)}
+own_cache=
+if [[ -z ${KSEARCH_CACHE_DIR:-} ]]; then # a private cache, removed at exit
+  KSEARCH_CACHE_DIR=$(mktemp -d /tmp/ksearch-test-cache.XXXXXX)
+  own_cache=$KSEARCH_CACHE_DIR
+  trap 'rm -rf "$own_cache"' EXIT
+fi
+export KSEARCH_CACHE_DIR
 fail=0
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fail=1; }
@@ -26,7 +32,7 @@ else
   gpu=0
 fi
 t=$(mktemp -d)
-trap 'rm -rf "$t"' EXIT
+trap 'rm -rf "$t" ${own_cache:+"$own_cache"}' EXIT
 
 # eval TASK FILE STATUS [extra args]: status and exit code
 expect() {

@@ -2,7 +2,13 @@
 # Runs every integration suite; the last line sums them up.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-$(mktemp -d /tmp/ksearch-test-cache.XXXXXX)}
+# a private cache (references of the GPU-sized workloads: gigabytes), removed
+# at the end unless the caller named one
+if [[ -z ${KSEARCH_CACHE_DIR:-} ]]; then
+  KSEARCH_CACHE_DIR=$(mktemp -d /tmp/ksearch-test-cache.XXXXXX)
+  trap 'rm -rf "$KSEARCH_CACHE_DIR"' EXIT
+fi
+export KSEARCH_CACHE_DIR
 failed=0 passed=0
 for s in eval_tasks kernel_tasks adversarial search llm llm_backends timing_order opencl cuda tensormap_host cuda_emu mlx translate report workers workers_tls; do
   echo "== $s"

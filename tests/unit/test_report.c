@@ -120,6 +120,14 @@ typedef struct fixture {
   char dir[512];
 } fixture;
 
+/* The run folder of the test in this process (Criterion runs each test in
+ * its own), removed after it. */
+static fixture g_fx;
+static void rm_run(void) {
+  if (g_fx.dir[0])
+    ks_rm_rf(g_fx.dir);
+}
+
 static ks_store *new_run(fixture *fx, bool stopped) {
   const char *t = getenv("TMPDIR");
   snprintf(fx->dir, sizeof fx->dir, "%s/ks_report_XXXXXX",
@@ -151,9 +159,9 @@ static const char *note_with(const json_t *facts, const char *what) {
   return NULL;
 }
 
-Test(report, facts_of_a_store_with_a_correct_evaluation) {
-  fixture fx;
-  ks_store *s = new_run(&fx, true);
+Test(report, facts_of_a_store_with_a_correct_evaluation, .fini = rm_run) {
+  fixture *fx = &g_fx;
+  ks_store *s = new_run(fx, true);
   ks_err err;
   int64_t cand, ev;
   cr_assert_eq(ks_store_add_candidate(s, "n1", "// k\nint k;\n",
@@ -168,7 +176,7 @@ Test(report, facts_of_a_store_with_a_correct_evaluation) {
       ks_store_finish_evaluation(s, ev, "ok", true, 3.0, res, NULL, 0, &err),
       KS_OK, "%s", err.msg);
   json_t *f = NULL;
-  cr_assert_eq(ks_report_facts(fx.dir, s, false, &f, &err), KS_OK, "%s",
+  cr_assert_eq(ks_report_facts(fx->dir, s, false, &f, &err), KS_OK, "%s",
                err.msg);
   ks_store_close(s);
   cr_assert_str_eq(json_string_value(json_object_get(f, "state")), "finished");
@@ -191,23 +199,24 @@ Test(report, facts_of_a_store_with_a_correct_evaluation) {
   json_decref(f);
 }
 
-Test(report, hook_records_the_context_once_and_writes_the_page) {
-  fixture fx;
-  ks_store *s = new_run(&fx, false);
+Test(report, hook_records_the_context_once_and_writes_the_page,
+     .fini = rm_run) {
+  fixture *fx = &g_fx;
+  ks_store *s = new_run(fx, false);
   ks_roofline rl;
   memset(&rl, 0, sizeof rl);
   snprintf(rl.backend, sizeof rl.backend, "c");
   rl.bandwidth_gbps = 40, rl.peak_gflops = 300, rl.threads = 2;
-  ks_report_after_evaluation(s, fx.dir, &rl, "ksearch run softmax", true);
-  ks_report_after_evaluation(s, fx.dir, &rl, "ksearch run softmax", true);
+  ks_report_after_evaluation(s, fx->dir, &rl, "ksearch run softmax", true);
+  ks_report_after_evaluation(s, fx->dir, &rl, "ksearch run softmax", true);
   json_t *ev = NULL;
   ks_err err;
   cr_assert_eq(ks_store_list_events(s, "run_context", &ev, &err), KS_OK);
   cr_assert_eq(json_array_size(ev), 1, "an unchanged context is not repeated");
   json_decref(ev);
-  ks_report_after_evaluation(s, fx.dir, &rl, "ksearch run --resume x", false);
+  ks_report_after_evaluation(s, fx->dir, &rl, "ksearch run --resume x", false);
   json_t *f = NULL;
-  cr_assert_eq(ks_report_facts(fx.dir, s, true, &f, &err), KS_OK, "%s",
+  cr_assert_eq(ks_report_facts(fx->dir, s, true, &f, &err), KS_OK, "%s",
                err.msg);
   cr_assert_eq(json_integer_value(json_object_get(f, "sessions")), 2);
   const json_t *ctx = json_object_get(f, "context");
@@ -221,7 +230,7 @@ Test(report, hook_records_the_context_once_and_writes_the_page) {
   json_decref(f);
   ks_store_close(s);
   char page[700];
-  snprintf(page, sizeof page, "%s/report.html", fx.dir);
+  snprintf(page, sizeof page, "%s/report.html", fx->dir);
   char *text = NULL;
   cr_assert_eq(ks_read_file(page, &text, NULL, &err), KS_OK, "%s", err.msg);
   cr_assert_not_null(strstr(text, "in progress"));
@@ -229,13 +238,13 @@ Test(report, hook_records_the_context_once_and_writes_the_page) {
   free(text);
 }
 
-Test(report, facts_of_a_stopped_run_without_evaluations) {
-  fixture fx;
-  ks_store *s = new_run(&fx, false);
+Test(report, facts_of_a_stopped_run_without_evaluations, .fini = rm_run) {
+  fixture *fx = &g_fx;
+  ks_store *s = new_run(fx, false);
   ks_store_close(s);
   json_t *f = NULL;
   ks_err err;
-  cr_assert_eq(ks_report_facts(fx.dir, NULL, false, &f, &err), KS_OK, "%s",
+  cr_assert_eq(ks_report_facts(fx->dir, NULL, false, &f, &err), KS_OK, "%s",
                err.msg);
   cr_assert_str_eq(json_string_value(json_object_get(f, "state")), "stopped");
   cr_assert_not_null(note_with(f, "No evaluation has finished"));

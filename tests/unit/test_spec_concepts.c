@@ -204,7 +204,7 @@ Test(spec_concepts, flash_attention) {
 
 /* The issue-16 kernels: what the catalogue learned for them is found where
  * it is used (ldmatrix fragments, paged gathers, split-KV ranges, online
- * softmax with exp2, cp.async rings). */
+ * softmax with exp2, cp.async rings, programmatic dependent launch). */
 Test(spec_concepts, issue16_templates) {
   ks_cuda_report r;
   const char *f = "tasks/attention_prefill/templates/cuda/mma_flash.cu";
@@ -220,6 +220,15 @@ Test(spec_concepts, issue16_templates) {
   cr_expect(cc_hit(&r, "paged_gather", 0));
   cr_expect(cc_hit(&r, "split_kv_flash_decoding", 0));
   cr_expect(!cc_hit(&r, "ldmatrix_fragments", 0));
+  cr_expect(!cc_hit(&r, "programmatic_dependent_launch", 0));
+  ks_cuda_report_free(&r);
+  /* flash_decode's merge as a programmatic dependent launch */
+  f = "tasks/decode_paged/templates/cuda/flash_decode.cu";
+  cc_analyze(f, &r);
+  cr_expect(cc_hit(&r, "programmatic_dependent_launch",
+                   cc_line(f, "griddepcontrol.launch_dependents;")));
+  cr_expect(cc_hit(&r, "programmatic_dependent_launch",
+                   cc_line(f, "griddepcontrol.wait;")));
   ks_cuda_report_free(&r);
 }
 

@@ -1,6 +1,6 @@
 // ksearch: backend=mlx entry=decode_paged kernel=cuda
 // ksearch: family=flash_decode
-// ksearch: concepts=split_kv_flash_decoding,tensor_core_mma,online_softmax,paged_gather,vector_loads_128,warp_shuffle_reduction,launch_bounds_occupancy
+// ksearch: concepts=split_kv_flash_decoding,tensor_core_mma,online_softmax,paged_gather,vector_loads_128,warp_shuffle_reduction,launch_bounds_occupancy,programmatic_dependent_launch
 // ksearch: param SPLIT_PAGES in 32,64,16,8
 // ksearch: param SPLIT_BLOCKS in 264,1048576,1024,2048,512,396
 // ksearch: param WARPS in 8,4,2
