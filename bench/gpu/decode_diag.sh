@@ -58,10 +58,13 @@ for l in open(sys.argv[1]):
         d["set"], d["shape"]["batch"], u["full"][0], u["split"][0], u["merge"][0], u["read"][0],
         u["stream"][0], u["copy"][0], f["full"], f["split"], f["read"], f["stream"], d["max_abs_err"]))
 PY
-if command -v ncu >/dev/null && [[ -x $out/diag0 ]]; then
-  timeout 180 ncu --clock-control none -k fd_split -c 1 --metrics \
+ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+if [[ -n $ncu && -x $out/diag0 ]]; then
+  timeout 180 "$ncu" --clock-control none -k fd_split -c 1 --metrics \
 gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers,launch__waves_per_multiprocessor,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio \
     "$out/diag0" >"$out/ncu.txt" 2>&1
-  echo "ncu: exit $? (OUT/ncu.txt)"
+  echo "ncu ($ncu): exit $? (OUT/ncu.txt)"
   tail -20 "$out/ncu.txt"
+else
+  echo "ncu: not found, or the default set did not build"
 fi
