@@ -5,7 +5,8 @@
 # parameter sets, at batch 1 x 32768 tokens and batch 64 x 1024 (issue 16's
 # decode shapes of uniform length), then Nsight Compute on the default's
 # fd_split at batch 1 where ncu reads counters (Firecracker), clocks left
-# alone. From the repo root on the device, no carried build needed:
+# alone (its SpeedOfLight, memory, occupancy, launch and warp-state
+# sections). From the repo root on the device, no carried build needed:
 #   bash bench/gpu/decode_diag.sh OUT
 # VARIANTS: ";"-separated sets of K=V (default below); one JSON line per
 # (set, shape) in OUT/decode_diag.jsonl, ncu's table in OUT/ncu.txt.
@@ -60,8 +61,10 @@ for l in open(sys.argv[1]):
 PY
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 if [[ -n $ncu && -x $out/diag0 ]]; then
-  timeout 180 "$ncu" --clock-control none -k fd_split -c 1 --metrics \
-gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers,launch__waves_per_multiprocessor,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio \
+  # sections, not metric names: a metric the installed ncu lacks would fail
+  # the whole list
+  timeout 180 "$ncu" --clock-control none -k fd_split -c 1 --section SpeedOfLight \
+    --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats \
     "$out/diag0" >"$out/ncu.txt" 2>&1
   echo "ncu ($ncu): exit $? (OUT/ncu.txt)"
   tail -20 "$out/ncu.txt"
