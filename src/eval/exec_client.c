@@ -2,6 +2,7 @@
  * around each exchange; the executor's own figures are only claims. */
 #include "eval/exec_client.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,11 +12,38 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define LOG_CAP (1u << 20)
+
+/* Executors' private folders are /tmp/ksearch-run-<judge pid>-XXXXXX. A
+ * judge killed by SIGKILL cannot remove its own (its executors die with it,
+ * PR_SET_PDEATHSIG), so each executor start removes those of this user whose
+ * judge process is gone (kill(pid, 0) says ESRCH). Live judges' folders,
+ * another user's, links and the old unnumbered form are left alone. */
+static void sweep_dead_tmpdirs(void) {
+  DIR *d = opendir("/tmp");
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    int pid = 0, n = 0;
+    if (sscanf(e->d_name, "ksearch-run-%d-%n", &pid, &n) != 1 || n == 0 ||
+        pid <= 0 || pid == (int)getpid())
+      continue;
+    if (kill(pid, 0) == 0 || errno != ESRCH)
+      continue;
+    char path[300];
+    struct stat st;
+    snprintf(path, sizeof path, "/tmp/%s", e->d_name);
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+      ks_rm_rf(path);
+  }
+  closedir(d);
+}
 
 static void reap(ks_exec *x, bool block) {
   if (x->dead || x->pid <= 0)
@@ -185,7 +213,9 @@ ks_code ks_exec_start_argv(ks_exec *x, char *const *prog, const char *job_json,
                       "%s: ksearch-runner not found or not executable; run "
                       "`make` or set KSEARCH_RUNNER",
                       ks_runner_path());
-  snprintf(x->tmpdir, sizeof x->tmpdir, "/tmp/ksearch-run-XXXXXX");
+  sweep_dead_tmpdirs();
+  snprintf(x->tmpdir, sizeof x->tmpdir, "/tmp/ksearch-run-%d-XXXXXX",
+           (int)getpid());
   if (!mkdtemp(x->tmpdir))
     return ks_err_set(err, KS_ERR_IO, "mkdtemp: %s", strerror(errno));
   int ev[2], lg[2], cmd[2];

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `ksearch run`: on each built-in task a small search finds a correct kernel
 # faster than the reference, and its best/ file stands alone; a run killed
-# with SIGKILL in the middle of an evaluation resumes without repeating or
+# with SIGKILL in the middle of an evaluation (its executors' folders swept
+# by the next run) resumes without repeating or
 # losing an evaluation; bad run folders and templates get clear errors.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -90,6 +91,8 @@ dups=$(db "$run/ksearch.db" "select count(*) - count(distinct candidate_id) from
 check "resume finishes the budget (6 evaluations)" "$([[ $rc == 0 && $finished == 6 ]] && echo yes)" "exit $rc finished=$finished $out"
 check "no finished evaluation lost: the first $nb are unchanged" "$([[ $after == "$before"* ]] && echo yes)" "before=$before after=$after"
 check "no candidate evaluated twice" "$([[ $dups == 0 ]] && echo yes)" "dups=$dups"
+left=$(ls -d /tmp/ksearch-run-"$pid"-* 2>/dev/null | wc -l)
+check "the killed run's executor folders were swept by the resumed one" "$([[ $left == 0 ]] && echo yes)" "$left left: $(ls -d /tmp/ksearch-run-"$pid"-* 2>/dev/null | head -3)"
 
 # issue 13: damaged stores. A result without workloads resumes cleanly (it
 # leaked a JSON array before); dropped tables or dangling ids are refused
