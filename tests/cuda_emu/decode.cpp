@@ -56,7 +56,8 @@ int main(int argc, char **argv) {
                       o.data(), B, Hq, Hk, D, P, MP, scratch.data());
            });
     long nsg = (MP + sp - 1) / sp; // the launch line's z
-    if (!MERGE)
+    // the launch line's when=: no pass 2 with MERGE=1 or one range
+    if (!MERGE && nsg > 1)
       launch(dim3{(unsigned)Hq, (unsigned)B,
                   (unsigned)(1 + ((D + 31) / 32 - 1) * std::min(1L, nsg / 64))},
              dim3{256, 1, 1}, 0, [&] {

@@ -132,6 +132,8 @@ cases=(
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=1 WARPS=2|1 2 1 32 300"
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=1 WARPS=2|1 4 1 128 70"
   "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=1 WARPS=2 PIPE=1|2 2 2 64 66 3"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH||2 6 2 64 9 0"
+  "decode|decode_paged/templates/cuda/flash_decode.cu|FLASH|SPLIT_PAGES=16|3 8 2 128 16 1"
   "decode|decode_paged/templates/cuda/group_per_block.cu|GROUP|WARPS=4 UNROLL=2|3 8 2 128 5"
   "decode|decode_paged/templates/cuda/group_per_block.cu|GROUP|WARPS=2 UNROLL=4|2 2 1 32 3 1"
   "decode|decode_paged/templates/cuda/head_per_warp.cu|HPW|WARPS=2 UNROLL=2|3 4 4 32 2"

@@ -9,7 +9,7 @@
 // ksearch: param MERGE in 0,1
 // ksearch: param PDL in 1,0
 // ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))), batch) block=(32 * WARPS, 1, 1) scratch=(4 * 65536 + 4 * batch * heads_q * cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) * (head_dim + 2))
-// ksearch: launch kernel=fd_merge when=(1 - MERGE) grid=(heads_q, batch, 1 + (cdiv(head_dim, 32) - 1) * min(1, floor(cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) / 64))) block=(256, 1, 1) pdl=(PDL)
+// ksearch: launch kernel=fd_merge when=((1 - MERGE) * min(1, cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) - 1)) grid=(heads_q, batch, 1 + (cdiv(head_dim, 32) - 1) * min(1, floor(cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) / 64))) block=(256, 1, 1) pdl=(PDL)
 //
 // CUDA template for tasks/decode_paged, family flash_decode (DESIGN.md:
 // Templates): flash-decoding whose inner loop runs on the tensor cores, so
@@ -50,6 +50,10 @@
 // Pass 2 (fd_merge): a block per (q head, sequence[, 32 columns]) merges:
 // M = max m_s, o = sum o_s 2^(m_s - M) / sum l_s 2^(m_s - M), one online
 // pass of float4 reads spread over split lanes, 8 records in flight each.
+// With one range per sequence (pass 1's grid y is 1: batch 64 x 1024 at the
+// defaults) pass 1 answers everything and the launch line skips pass 2 (its
+// launch and wait cost 6.7 us of 113 on an H100, bench/results/
+// gpu-h100-2026-12-05-decode-diag.json).
 // PDL=1: pass 2 is a programmatic dependent launch (sm_90): pass 1's blocks
 // let it launch as they start, so its blocks are placed on SMs as pass 1's
 // leave and wait (griddepcontrol.wait) for pass 1's memory instead of for a
@@ -439,11 +443,11 @@ __device__ void split_pass(
       qs[(2 * j + 1) * 32 + lane] = make_uint2(u.z, u.w);
     }
   const long len = seq_lens[b], np = fd_pages(seq_lens, b, max_pages);
-#if MERGE
-  if (np == 0 && s == 0) // no token: no softmax, the output is 0 (no pass 2)
+  // no token: no softmax, the output is 0 (here when there is no pass 2:
+  // MERGE=1, or one range per sequence)
+  if ((MERGE || nsg == 1) && np == 0 && s == 0)
     for (int idx = threadIdx.x; idx < G * D; idx += 32 * WARPS)
       o[(h0 + idx / D) * D + idx % D] = __float2bfloat16_rn(0.f);
-#endif
   if (p0 >= np)
     return; // the merge reads only the ranges that hold tokens (block-uniform)
   __syncthreads(); // qs
@@ -581,9 +585,10 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
   __shared__ __align__(16) uint2 qs[MAXD / 16 * 32];
   __shared__ unsigned mflag; // MERGE: this block merges
   if (!fd_supported(heads_q, heads_kv, head_dim)) {
-#if MERGE // no pass 2: range 0's block answers its group the slow exact way
+    // no pass 2 (MERGE=1, or one range per sequence, where the launch line
+    // skips fd_merge): range 0's block answers its group the slow exact way
     const long b = blockIdx.z, gk = blockIdx.x, G = heads_q / heads_kv;
-    if (blockIdx.y == 0) {
+    if ((MERGE || gridDim.y == 1) && blockIdx.y == 0) {
       long len = seq_lens[b];
       len = len < max_pages * PAGE ? len : max_pages * PAGE;
       for (long hh = 0; hh < G; hh++) {
@@ -592,8 +597,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
                  o + h * head_dim, h, gk, heads_kv, head_dim);
       }
     }
-#endif
-    return; // fd_merge's exact path answers these
+    return; // else fd_merge's exact path answers these
   }
 #if MERGE
   if (batch * heads_kv > FD_CNT)
