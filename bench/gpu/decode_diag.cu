@@ -205,9 +205,15 @@ int main(int argc, char **argv) {
   }
 
   Timer tm;
-  auto time_it = [&](auto &&body) {
+  // before each repetition, outside the events: HEAD_WAIT's counters back
+  // to 0xFFFFFFFF (a split timed alone leaves them counted), then `pre`
+  // (the merge timed alone needs a split's records and counts first), then
+  // the L2 flush
+  auto time_it = [&](auto &&body, auto &&pre) {
     std::vector<float> ts;
     for (int r = 0; r < REPS + 2; r++) {
+      CK(cudaMemsetAsync(scratch, 0xFF, 4 * 65536, 0));
+      pre();
       CK(cudaMemsetAsync(flush, r & 0xFF, 256 << 20, 0));
       CK(cudaEventRecord(tm.a, 0));
       body();
@@ -222,27 +228,34 @@ int main(int argc, char **argv) {
     return std::make_pair(ts[0], ts[ts.size() / 2]);
   };
   const double kv_bytes = 2.0 * batch * len * hk * D * 2; // K and V actually read
-  auto full = time_it([&] {
-    launch_split();
-    if (merged)
-      launch_merge(PDL);
-  });
-  auto split = time_it([&] { launch_split(); });
+  auto none = [] {};
+  auto full = time_it(
+      [&] {
+        launch_split();
+        if (merged)
+          launch_merge(PDL);
+      },
+      none);
+  auto split = time_it([&] { launch_split(); }, none);
   std::pair<float, float> merge = {0.f, 0.f};
   if (merged)
-    merge = time_it([&] { launch_merge(false); });
-  auto read = time_it([&] {
-    paged_read<<<g1, b1>>>((const uint4 *)k, (const uint4 *)v, dpt, dsl, hk, D, maxp, sp, sink);
-  });
+    merge = time_it([&] { launch_merge(false); }, launch_split);
+  auto read = time_it(
+      [&] { paged_read<<<g1, b1>>>((const uint4 *)k, (const uint4 *)v, dpt, dsl, hk, D, maxp, sp, sink); },
+      none);
   const long n16 = (long)(kvn * 2 / 16);
-  auto stream = time_it([&] {
-    stream_read<<<132 * 8, 256>>>((const uint4 *)k, n16, sink);
-    stream_read<<<132 * 8, 256>>>((const uint4 *)v, n16, sink);
-  });
-  auto copy = time_it([&] {
-    CK(cudaMemcpyAsync(copy_dst, k, kvn * 2, cudaMemcpyDeviceToDevice, 0));
-    CK(cudaMemcpyAsync((char *)copy_dst + kvn * 2, v, kvn * 2, cudaMemcpyDeviceToDevice, 0));
-  });
+  auto stream = time_it(
+      [&] {
+        stream_read<<<132 * 8, 256>>>((const uint4 *)k, n16, sink);
+        stream_read<<<132 * 8, 256>>>((const uint4 *)v, n16, sink);
+      },
+      none);
+  auto copy = time_it(
+      [&] {
+        CK(cudaMemcpyAsync(copy_dst, k, kvn * 2, cudaMemcpyDeviceToDevice, 0));
+        CK(cudaMemcpyAsync((char *)copy_dst + kvn * 2, v, kvn * 2, cudaMemcpyDeviceToDevice, 0));
+      },
+      none);
   CK(cudaGetLastError());
   // the task's figure: KV bytes read / time, against the copy's (read +
   // write) bytes / time
@@ -250,13 +263,13 @@ int main(int argc, char **argv) {
   auto frac = [&](float us) { return kv_bytes / (us * 1e3) / copy_gbps; };
   printf("{\"shape\": {\"batch\": %ld, \"heads_q\": %ld, \"heads_kv\": %ld, \"head_dim\": %ld, "
          "\"seq_len\": %ld}, \"params\": {\"SPLIT_PAGES\": %d, \"SPLIT_BLOCKS\": %d, \"WARPS\": %d, "
-         "\"PIPE\": %d, \"MERGE\": %d, \"PDL\": %d}, \"grid_split\": [%u, %u, %u], "
+         "\"PIPE\": %d, \"MERGE\": %d, \"PDL\": %d, \"HEAD_WAIT\": %d}, \"grid_split\": [%u, %u, %u], "
          "\"pages_per_range\": %ld, \"grid_merge\": [%u, %u, %u], \"max_abs_err\": %.3g, "
          "\"kv_mb\": %.1f, \"copy_gbps\": %.0f, \"us_min_median\": {\"full\": [%.2f, %.2f], "
          "\"split\": [%.2f, %.2f], \"merge\": [%.2f, %.2f], \"read\": [%.2f, %.2f], "
          "\"stream\": [%.2f, %.2f], \"copy\": [%.2f, %.2f]}, \"fraction_of_copy\": {\"full\": %.3f, "
          "\"split\": %.3f, \"read\": %.3f, \"stream\": %.3f}}\n",
-         batch, hq, hk, D, len, SPLIT_PAGES, SPLIT_BLOCKS, WARPS, PIPE, MERGE, PDL, g1.x, g1.y,
+         batch, hq, hk, D, len, SPLIT_PAGES, SPLIT_BLOCKS, WARPS, PIPE, MERGE, PDL, HEAD_WAIT, g1.x, g1.y,
          g1.z, sp, g2.x, g2.y, g2.z, maxerr, kv_bytes / 1e6, copy_gbps, full.first, full.second,
          split.first, split.second, merge.first, merge.second, read.first, read.second,
          stream.first, stream.second, copy.first, copy.second, frac(full.first),

@@ -46,9 +46,9 @@ int main(int argc, char **argv) {
   });
 #elif defined(FLASH)
   const long sp = fd_sp(B, Hk, MP); // the launch lines' pages per range
-  // MERGE=1: no second launch (its when= is 0), and twice, so a counter
-  // left wrong by the first launch fails the second
-  for (int rep = 0; rep < 1 + MERGE; rep++) {
+  // MERGE=1: no second launch (its when= is 0); MERGE=1 and HEAD_WAIT=1
+  // twice, so a counter left wrong by the first launch fails the second
+  for (int rep = 0; rep < 1 + (MERGE || HEAD_WAIT); rep++) {
     std::fill(o.begin(), o.end(), __nv_bfloat16{0x7fc0});
     launch(dim3{(unsigned)Hk, (unsigned)((MP + sp - 1) / sp), (unsigned)B},
            dim3{32 * WARPS, 1, 1}, 0, [&] {

@@ -172,15 +172,16 @@ gemm_bf16 mma_pipeline.cu mma_pipeline.cu
 moe_routing fused_persistent.cu fused_persistent.cu
 EOF
 # decode's flash_decode: the same, with its one edit (MERGE pinned to 1: the
-# merge inside the one kernel MLX launches; PDL to 0: no second launch; the
-# TODO about fd_merge gone)
+# merge inside the one kernel MLX launches; PDL and HEAD_WAIT to 0: no second
+# launch; the TODO about fd_merge gone)
 (cd "$root" && "$ks" translate tasks/decode_paged/templates/cuda/flash_decode.cu --to mlx --out "$t_tr" >/dev/null 2>&1)
 sed -i -e '/^\/\/ KSEARCH-TODO(persistent_kernel)/d' -e 's|^// ksearch: param MERGE in 0,1$|// ksearch: param MERGE in 1|' \
   -e 's|^// ksearch: param PDL in 1,0$|// ksearch: param PDL in 0|' \
+  -e 's|^// ksearch: param HEAD_WAIT in 0,1$|// ksearch: param HEAD_WAIT in 0|' \
   -e 's|^// ksearch: backend=mlx entry=fd_split |// ksearch: backend=mlx entry=decode_paged |' "$t_tr"
 sed -e '/^\/\/ One edit after translate/,/never needed\.$/d' "$root/tasks/decode_paged/templates/mlx/flash_decode.cu" >"$t/fd_committed.cu"
 if cmp -s "$t_tr" "$t/fd_committed.cu"; then
-  ok "decode_paged mlx/flash_decode.cu is translate --to mlx of cuda/flash_decode.cu with MERGE pinned to 1 and PDL to 0"
+  ok "decode_paged mlx/flash_decode.cu is translate --to mlx of cuda/flash_decode.cu with MERGE pinned to 1, PDL and HEAD_WAIT to 0"
 else
   bad "decode_paged mlx/flash_decode.cu differs from translate --to mlx of cuda/flash_decode.cu plus its edit (regenerate it)"
 fi

@@ -8,6 +8,7 @@
 // ksearch: param MINW in 16,0
 // ksearch: param MERGE in 0,1
 // ksearch: param PDL in 1,0
+// ksearch: param HEAD_WAIT in 0,1
 // ksearch: launch kernel=fd_split grid=(heads_kv, cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))), batch) block=(32 * WARPS, 1, 1) scratch=(4 * 65536 + 4 * batch * heads_q * cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) * (head_dim + 2))
 // ksearch: launch kernel=fd_merge when=((1 - MERGE) * min(1, cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) - 1)) grid=(heads_q, batch, 1 + (cdiv(head_dim, 32) - 1) * min(1, floor(cdiv(max_pages, max(SPLIT_PAGES, cdiv(batch * heads_kv * max_pages, SPLIT_BLOCKS))) / 64))) block=(256, 1, 1) pdl=(PDL)
 //
@@ -54,6 +55,14 @@
 // defaults) pass 1 answers everything and the launch line skips pass 2 (its
 // launch and wait cost 6.7 us of 113 on an H100, bench/results/
 // gpu-h100-2026-12-05-decode-diag.json).
+// HEAD_WAIT=1 (MERGE=0): pass 2's block of a q head waits for that head's
+// ranges only, not for all of pass 1: each pass 1 block that wrote records
+// counts them on a word per (sequence, q head) in scratch (fenced first), and
+// the merge block polls its word until every range holding tokens arrived,
+// then puts it back (0xFFFFFFFF, as the executor fills scratch). Under PDL
+// the merge then starts as soon as its own ranges are in, without the
+// grid-wide completion griddepcontrol.wait stands for; no deadlock: a
+// dependent grid is placed only once every pass 1 block has started.
 // PDL=1: pass 2 is a programmatic dependent launch (sm_90): pass 1's blocks
 // let it launch as they start, so its blocks are placed on SMs as pass 1's
 // leave and wait (griddepcontrol.wait) for pass 1's memory instead of for a
@@ -77,7 +86,10 @@
 #ifndef PDL
 #define PDL 1 /* 1: pass 2 launched programmatically (its launch line) */
 #endif
-#define FD_CNT 65536 /* scratch words before the records: MERGE's counters */
+#ifndef HEAD_WAIT
+#define HEAD_WAIT 0 /* 1: pass 2 waits on per-head counters, not the grid */
+#endif
+#define FD_CNT 65536 /* scratch words before the records: the counters */
 #ifndef WARPS
 #define WARPS 8
 #endif
@@ -556,6 +568,19 @@ __device__ void split_pass(
       ml[0] = M, ml[1] = L;
     }
   }
+#if HEAD_WAIT && !MERGE
+  // this range's records are in: count them for each q head of the group
+  // (the release half of pass 2's poll; sequences of one range have no pass 2)
+  // (a word per merge block: pass 2 has Z blocks per row, the launch line's
+  // 1 + (head_dim / 32 - 1) * min(1, floor(nsg / 64)))
+  const long Z = nsg >= 64 ? D / 32 : 1;
+  if (ns > 1 && gridDim.z * heads_q * Z <= FD_CNT) {
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x < G * Z)
+      atomicAdd((unsigned *)scratch + h0 * Z + threadIdx.x, 1u);
+  }
+#endif
 #if MERGE
   if (ns > 1)
     merge_last<D>(rec, (unsigned *)scratch + b * heads_kv + gk, o, h0, G, ns,
@@ -674,9 +699,6 @@ extern "C" __global__ void __launch_bounds__(MT)
              long batch, long heads_q, long heads_kv, long head_dim,
              long num_pages, long max_pages, float *scratch) {
   (void)num_pages;
-#if PDL
-  pdl_wait(); // pass 1 done and its records visible
-#endif
   __shared__ __align__(16) float4 po[MT];
   __shared__ float pm[MT], pl[MT];
   const long h = blockIdx.x, b = blockIdx.y, D = head_dim;
@@ -684,6 +706,9 @@ extern "C" __global__ void __launch_bounds__(MT)
   if (!fd_supported(heads_q, heads_kv, head_dim)) {
     if (blockIdx.z > 0)
       return; // block z = 0 answers the whole row
+#if PDL
+    pdl_wait(); // nothing of pass 1 is read, but keep the passes in order
+#endif
     long len = seq_lens[b];
     len = len < max_pages * PAGE ? len : max_pages * PAGE;
     const long G = heads_q / heads_kv; // the task: heads_kv divides heads_q
@@ -691,6 +716,8 @@ extern "C" __global__ void __launch_bounds__(MT)
              b * heads_q + h, G > 0 ? h / G : 0, heads_kv, D);
     return;
   }
+  // inputs only up to the wait (seq_lens is the judge's, not pass 1's), so
+  // their loads are off the path that starts when pass 1 ends
   const long rp = fd_sp(batch, heads_kv, max_pages); // pages per range
   const long nsg = (max_pages + rp - 1) / rp;         // pass 1's grid y
   const long ns = (fd_pages(seq_lens, b, max_pages) + rp - 1) / rp;
@@ -702,6 +729,29 @@ extern "C" __global__ void __launch_bounds__(MT)
         oh[d] = __float2bfloat16_rn(0.f);
     return;
   }
+#if HEAD_WAIT
+  const long Z = nsg >= 64 ? D / 32 : 1; // pass 1 counts with the same Z
+  if (Z != (long)gridDim.z)
+    __trap(); // the launch line and this kernel disagree
+  if (batch * heads_q * Z <= FD_CNT) {
+    // this block's word: its head's ns ranges counted (from 0xFFFFFFFF:
+    // ns - 1), then put back for the next launch (no other block reads it)
+    unsigned *cnt = (unsigned *)scratch + (b * heads_q + h) * Z + blockIdx.z;
+    if (threadIdx.x == 0) {
+      while (atomicAdd(cnt, 0u) != (unsigned)(ns - 1))
+        __nanosleep(64);
+      __threadfence(); // the ranges' records before the reads below
+      atomicExch(cnt, 0xFFFFFFFFu);
+    }
+    __syncthreads();
+  } else {
+#if PDL
+    pdl_wait();
+#endif
+  }
+#elif PDL
+  pdl_wait(); // pass 1 done and its records visible
+#endif
   const long r0 = (b * heads_q + h) * nsg;
   const float *rec = scratch + FD_CNT; // after MERGE's counters
   const float4 *ro = (const float4 *)(rec + r0 * D);
@@ -723,9 +773,9 @@ extern "C" __global__ void __launch_bounds__(MT)
     for (int u = 0; u < 8; u++) {
       const long s = s0 + (long)u * SP;
       const bool ok = s < ns;
-      mv[u] = ok ? ml[2 * s] : -INFINITY;
-      lv[u] = ok ? ml[2 * s + 1] : 0.f;
-      v[u] = ok ? ro[s * D4 + c4] : make_float4(0.f, 0.f, 0.f, 0.f);
+      mv[u] = ok ? __ldcg(ml + 2 * s) : -INFINITY; // L2: another SM's writes
+      lv[u] = ok ? __ldcg(ml + 2 * s + 1) : 0.f;
+      v[u] = ok ? __ldcg(ro + s * D4 + c4) : make_float4(0.f, 0.f, 0.f, 0.f);
     }
     float mx = M;
 #pragma unroll
