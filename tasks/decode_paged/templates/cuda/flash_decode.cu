@@ -166,6 +166,13 @@ __device__ __forceinline__ bool fd_supported(long heads_q, long heads_kv,
          heads_q / heads_kv <= 8;
 }
 
+// no pass 2 runs: MERGE=1, or one range per sequence (pass 1's grid y is 1,
+// where the launch line skips fd_merge); pass 1 then answers what pass 2
+// would have (zero-length sequences, shapes without an instance)
+__device__ __forceinline__ bool fd_no_pass2() {
+  return MERGE == 1 || gridDim.y == 1;
+}
+
 // pages holding seq_lens[b] tokens, never past the page table's row
 __device__ __forceinline__ long fd_pages(const int *seq_lens, long b,
                                          long max_pages) {
@@ -455,9 +462,8 @@ __device__ void split_pass(
       qs[(2 * j + 1) * 32 + lane] = make_uint2(u.z, u.w);
     }
   const long len = seq_lens[b], np = fd_pages(seq_lens, b, max_pages);
-  // no token: no softmax, the output is 0 (here when there is no pass 2:
-  // MERGE=1, or one range per sequence)
-  if ((MERGE || nsg == 1) && np == 0 && s == 0)
+  // no token: no softmax, the output is 0 (here when there is no pass 2)
+  if (fd_no_pass2() && np == 0 && s == 0)
     for (int idx = threadIdx.x; idx < G * D; idx += 32 * WARPS)
       o[(h0 + idx / D) * D + idx % D] = __float2bfloat16_rn(0.f);
   if (p0 >= np)
@@ -610,10 +616,9 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
   __shared__ __align__(16) uint2 qs[MAXD / 16 * 32];
   __shared__ unsigned mflag; // MERGE: this block merges
   if (!fd_supported(heads_q, heads_kv, head_dim)) {
-    // no pass 2 (MERGE=1, or one range per sequence, where the launch line
-    // skips fd_merge): range 0's block answers its group the slow exact way
+    // no pass 2: range 0's block answers its group the slow exact way
     const long b = blockIdx.z, gk = blockIdx.x, G = heads_q / heads_kv;
-    if ((MERGE || gridDim.y == 1) && blockIdx.y == 0) {
+    if (fd_no_pass2() && blockIdx.y == 0) {
       long len = seq_lens[b];
       len = len < max_pages * PAGE ? len : max_pages * PAGE;
       for (long hh = 0; hh < G; hh++) {
