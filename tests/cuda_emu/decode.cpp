@@ -45,24 +45,27 @@ int main(int argc, char **argv) {
                  o.data(), B, Hq, Hk, D, P, MP, scratch.data());
   });
 #elif defined(FLASH)
-  const long sp = fd_sp(B, Hk, MP); // the launch lines' pages per range
-  // MERGE=1: no second launch (its when= is 0); MERGE=1 and HEAD_WAIT=1
-  // twice, so a counter left wrong by the first launch fails the second
+  // the template's own launch lines, evaluated for these axes and params by
+  // cuda_launch.py (run.sh): L0 = fd_split, L1 = fd_merge (L1_RUN: its
+  // when=), SCRATCH bytes exactly
+#if !defined(L1_RUN) || !defined(SCRATCH)
+#error "FLASH needs the launch macros of cuda_launch.py"
+#endif
+  std::vector<float> fscratch((SCRATCH + 3) / 4);
+  memset(fscratch.data(), 0xFF, fscratch.size() * sizeof(float));
+  // MERGE=1 and HEAD_WAIT=1 twice, so a counter left wrong by the first
+  // launch fails the second
   for (int rep = 0; rep < 1 + (MERGE || HEAD_WAIT); rep++) {
     std::fill(o.begin(), o.end(), __nv_bfloat16{0x7fc0});
-    launch(dim3{(unsigned)Hk, (unsigned)((MP + sp - 1) / sp), (unsigned)B},
-           dim3{32 * WARPS, 1, 1}, 0, [&] {
-             fd_split(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),
-                      o.data(), B, Hq, Hk, D, P, MP, scratch.data());
-           });
-    long nsg = (MP + sp - 1) / sp; // the launch line's z
-    // the launch line's when=: no pass 2 with MERGE=1 or one range
-    if (!MERGE && nsg > 1)
-      launch(dim3{(unsigned)Hq, (unsigned)B,
-                  (unsigned)(1 + ((D + 31) / 32 - 1) * std::min(1L, nsg / 64))},
-             dim3{256, 1, 1}, 0, [&] {
+    launch(dim3{L0_GX, L0_GY, L0_GZ}, dim3{L0_BX, L0_BY, L0_BZ}, L0_SMEM, [&] {
+      fd_split(q.data(), kc.data(), vc.data(), pt.data(), lens.data(), o.data(),
+               B, Hq, Hk, D, P, MP, fscratch.data());
+    });
+    if (L1_RUN)
+      launch(dim3{L1_GX, L1_GY, L1_GZ}, dim3{L1_BX, L1_BY, L1_BZ}, L1_SMEM,
+             [&] {
                fd_merge(q.data(), kc.data(), vc.data(), pt.data(), lens.data(),
-                        o.data(), B, Hq, Hk, D, P, MP, scratch.data());
+                        o.data(), B, Hq, Hk, D, P, MP, fscratch.data());
              });
   }
 #elif defined(MLXK)

@@ -12,6 +12,8 @@
 # attention's wgmma_flash with PERSIST: a few resident blocks taking many
 # work items each, so slots, parities, the Q region's barriers and the
 # pingpong turns carry over from item to item).
+# flash_decode's cases launch what its launch lines say (cuda_launch.py:
+# grid, block, when= and scratch= evaluated for the case's axes and params).
 # A case whose args end in "!trap" passes when the kernel traps (attention's
 # wgmma_flash at a head_dim without an instance).
 # Catches wrong fragment layouts, masks, gathers, tie-breaks and pipeline
@@ -214,6 +216,16 @@ run_case() {
     [[ $params == *--per-block-shared* ]] && xp=--per-block-shared
     src="$work/m$i.cu" mac="MLXK $geo"
     kn=$(grep -o 'custom_kernel_[A-Za-z0-9_]*' "$src" | head -1)
+  elif [[ $mac == FLASH ]]; then
+    # flash_decode: its launch lines evaluated for the case (cuda_launch.py),
+    # so the harness launches what the template says, when= included
+    local aw geo
+    read -r -a aw <<<"$argv"
+    # shellcheck disable=SC2086
+    geo=$(python3 "$here/cuda_launch.py" "$root/tasks/decode_paged/task.json" "$src" \
+      batch="${aw[0]}" heads_q="${aw[1]}" heads_kv="${aw[2]}" head_dim="${aw[3]}" \
+      max_pages="${aw[4]}" num_pages=$((aw[0] * aw[4])) $params 2>"$work/cc$i.log") || geo=NO_LAUNCH_MACROS
+    mac="FLASH $geo"
   elif [[ $h == mamba_mlx ]]; then
     # an MLX body: the source MLX would compile for these axes, then C++
     local mb ml md
