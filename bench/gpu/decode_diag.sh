@@ -9,7 +9,8 @@
 # sections). From the repo root on the device, no carried build needed:
 #   bash bench/gpu/decode_diag.sh OUT
 # VARIANTS: ";"-separated sets of K=V (default below); one JSON line per
-# (set, shape) in OUT/decode_diag.jsonl, ncu's table in OUT/ncu.txt.
+# (set, shape) in OUT/decode_diag.jsonl, ncu's table in OUT/ncu.txt (NCU=0:
+# none).
 set -u
 out=${1:?usage: bench/gpu/decode_diag.sh OUT}
 mkdir -p "$out"
@@ -60,7 +61,9 @@ for l in open(sys.argv[1]):
         u["stream"][0], u["copy"][0], f["full"], f["split"], f["read"], f["stream"], d["max_abs_err"]))
 PY
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-if [[ -n $ncu && -x $out/diag0 ]]; then
+if [[ ${NCU:-1} == 0 ]]; then
+  echo "ncu: skipped (NCU=0)"
+elif [[ -n $ncu && -x $out/diag0 ]]; then
   # sections, not metric names: a metric the installed ncu lacks would fail
   # the whole list
   timeout 180 "$ncu" --clock-control none -k fd_split -c 1 --section SpeedOfLight \
