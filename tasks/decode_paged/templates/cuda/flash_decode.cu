@@ -62,7 +62,10 @@
 // then puts it back (0xFFFFFFFF, as the executor fills scratch). Under PDL
 // the merge then starts as soon as its own ranges are in, without the
 // grid-wide completion griddepcontrol.wait stands for; no deadlock: a
-// dependent grid is placed only once every pass 1 block has started.
+// dependent grid is placed only once every pass 1 block has started. Off by
+// default: on an H100 at batch 1 x 32768 it was slower (64.5 against 63.4
+// us; the counting costs pass 1 1.4 us, bench/results/
+// gpu-h100-2026-12-05b-decode-diag.json); not yet timed on the H200.
 // PDL=1: pass 2 is a programmatic dependent launch (sm_90): pass 1's blocks
 // let it launch as they start, so its blocks are placed on SMs as pass 1's
 // leave and wait (griddepcontrol.wait) for pass 1's memory instead of for a
