@@ -76,6 +76,25 @@ class Task:
             out[k] = int(eval_expr(e, out))
         return out
 
+    def case_axes(self, given, defaults=None):
+        """Every axis of one case: var ones from given (NAME -> value), else
+        from defaults (the task's first workload, say); const ones as the
+        task has them unless given; derived ones computed."""
+        axes = {}
+        for k in self.axes:
+            kind = self.axis_kind[k]
+            if kind == "derived":
+                continue
+            if k in given:
+                axes[k] = int(given[k])
+            elif kind == "const":
+                axes[k] = self.const_axes[k]
+            elif defaults is not None and k in defaults:
+                axes[k] = int(defaults[k])
+            else:
+                raise CandidateError(f"axis {k} not given")
+        return self.with_derived(axes)
+
     def shape(self, names, axes):
         return tuple(int(axes[n]) for n in names)
 
@@ -472,15 +491,7 @@ if __name__ == "__main__":
         task = Task(sys.argv[2])
         kv = dict(a.split("=", 1) for a in sys.argv[4:])
         with open(task.path) as f:
-            t = json.load(f)
-        axes = {}
-        for k, v in t["axes"].items():
-            if v.get("type") == "const":
-                axes[k] = v["value"]
-            elif v.get("type") != "derived":
-                axes[k] = t["workloads"][0][k]
-        axes.update({k: int(v) for k, v in kv.items() if k in axes})
-        axes = task.with_derived(axes)
+            axes = task.case_axes(kv, json.load(f)["workloads"][0])
         cand = load(sys.argv[3], task, {k: v for k, v in kv.items() if k not in axes})
         if sys.argv[1] == "geometry":
             # `ksmlx.py geometry ...`: the launch as CUDA sees it (blocks,

@@ -17,7 +17,6 @@ scratch=). The grammar is mlx/ksmlx.py's, which is ksearch's (numbers,
 names, + - * / % ^, min max cdiv ceil floor sqrt log2); a bad line exits 2.
 """
 
-import json
 import math
 import os
 import sys
@@ -27,18 +26,7 @@ import ksmlx  # noqa: E402
 
 
 def names_for(task_path, text, given):
-    with open(task_path) as f:
-        t = json.load(f)
-    task = ksmlx.Task(task_path)
-    axes = {}
-    for k, v in t["axes"].items():
-        if v.get("type") == "const":
-            axes[k] = v["value"]
-        elif v.get("type") != "derived":
-            if k not in given:
-                raise ksmlx.CandidateError(f"axis {k} not given")
-            axes[k] = int(given[k])
-    axes = task.with_derived(axes)
+    axes = ksmlx.Task(task_path).case_axes(given)
     params = {}  # `// ksearch: param NAME in V1,V2,...`
     for line in text.split("\n"):
         w = line.split()
