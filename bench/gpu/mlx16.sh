@@ -12,7 +12,8 @@
 # sitting (issue 15's "attention against mx.fast.scaled_dot_product_attention").
 # SKIP_SEQLEN (default 16384: its C reference alone takes about 90 s on 16
 # cores) drops attention workloads; TO (default 240) limits each eval; TASKS
-# (default all four) picks tasks (gemm's C reference at 8192^3 takes minutes). A
+# (default all four) picks tasks; SKIP_M (default 8192) drops gemm workloads
+# with that m (its C reference at 8192^3 takes minutes). A
 # table on stdout and in OUT/mlx16.txt (device file names with brackets do
 # not come back: the table is what to keep).
 set -u
@@ -27,6 +28,7 @@ for f in "${files[@]}"; do
   task=$(basename "$(dirname "$(dirname "$(dirname "$f")")")")
   skip=()
   [[ $task == attention_prefill ]] && skip=(seqlen="${SKIP_SEQLEN:-16384}")
+  [[ $task == gemm_bf16 ]] && skip=(m="${SKIP_M:-8192}")
   wl=$(python3 "$here/gpu_workloads.py" "$task" "${skip[@]}")
   name=$task.$(basename "$f" .cu)
   timeout "${TO:-240}" "$ks" eval "$task" "$f" --backend mlx --workloads "$wl" --json -q --seeds 1 \
