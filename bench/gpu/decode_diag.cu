@@ -18,9 +18,13 @@
 // and is timed by events; the minimum and median of REPS. One JSON object
 // on stdout; fd_split/fd_merge's output is checked against a CPU reference
 // on a few heads first (a broken build times nothing).
+// The launches are the template's own launch lines evaluated for the shape
+// and parameters (tests/cuda_emu/cuda_launch.py, as the emulation does;
+// decode_diag.sh passes its output): grids, blocks, whether fd_merge runs
+// (its when=) and the scratch size, so no rule of the lines is copied here.
 //   nvcc -O3 -std=c++17 -arch=sm_90a -I. -D<template params> \
 //        bench/gpu/decode_diag.cu -o decode_diag
-//   ./decode_diag [batch heads_q heads_kv head_dim seq_len]   (default 1 32 8 128 32768)
+//   ./decode_diag batch heads_q heads_kv head_dim seq_len L0_GX=.. ... SCRATCH=..
 #include "../../tasks/decode_paged/templates/cuda/flash_decode.cu"
 
 #include <algorithm>
@@ -112,11 +116,22 @@ struct Timer {
 };
 
 int main(int argc, char **argv) {
-  long batch = 1, hq = 32, hk = 8, D = 128, len = 32768;
-  if (argc == 6) {
-    batch = atol(argv[1]), hq = atol(argv[2]), hk = atol(argv[3]);
-    D = atol(argv[4]), len = atol(argv[5]);
+  if (argc < 7) {
+    fprintf(stderr, "usage: %s batch heads_q heads_kv head_dim seq_len NAME=V... "
+                    "(cuda_launch.py's line for the shape)\n", argv[0]);
+    return 2;
   }
+  const long batch = atol(argv[1]), hq = atol(argv[2]), hk = atol(argv[3]);
+  const long D = atol(argv[4]), len = atol(argv[5]);
+  // the launch lines' figures (cuda_launch.py): L<i>_GX.. L<i>_RUN, SCRATCH
+  auto geo = [&](const char *name) {
+    const size_t n = strlen(name);
+    for (int i = 6; i < argc; i++)
+      if (!strncmp(argv[i], name, n) && argv[i][n] == '=')
+        return atol(argv[i] + n + 1);
+    fprintf(stderr, "decode_diag: no %s=V among the launch figures\n", name);
+    exit(2);
+  };
   const long maxp = (len + PAGE - 1) / PAGE, npages = batch * maxp;
   const long G = hq / hk;
   const long sp = std::max<long>(SPLIT_PAGES, (batch * hk * maxp + SPLIT_BLOCKS - 1) / SPLIT_BLOCKS);
@@ -137,7 +152,7 @@ int main(int argc, char **argv) {
   float *scratch;
   unsigned *sink;
   void *flush, *copy_dst;
-  const size_t scratch_bytes = 4 * 65536 + 4 * (size_t)batch * hq * ns * (D + 2);
+  const size_t scratch_bytes = (size_t)geo("SCRATCH");
   CK(cudaMalloc(&q, hq_.size() * 2));
   CK(cudaMalloc(&k, kvn * 2));
   CK(cudaMalloc(&v, kvn * 2));
@@ -155,9 +170,12 @@ int main(int argc, char **argv) {
   CK(cudaMemcpy(dsl, sl.data(), sl.size() * 4, cudaMemcpyHostToDevice));
   CK(cudaMemset(scratch, 0xFF, scratch_bytes)); // as the executor fills it
 
-  const dim3 g1(hk, ns, batch), b1(32 * WARPS);
-  const long mz = 1 + ((D + 31) / 32 - 1) * std::min<long>(1, ns / 64);
-  const dim3 g2(hq, batch, mz), b2(256);
+  const dim3 g1(geo("L0_GX"), geo("L0_GY"), geo("L0_GZ")), b1(geo("L0_BX"), geo("L0_BY"), geo("L0_BZ"));
+  const dim3 g2(geo("L1_GX"), geo("L1_GY"), geo("L1_GZ")), b2(geo("L1_BX"), geo("L1_BY"), geo("L1_BZ"));
+  if (g1.y != (unsigned)ns) { // paged_read and the report assume fd_sp's ranges
+    fprintf(stderr, "decode_diag: fd_split's grid y %u is not the %ld ranges of fd_sp\n", g1.y, ns);
+    return 2;
+  }
   long a_b = batch, a_hq = hq, a_hk = hk, a_d = D, a_np = npages, a_mp = maxp;
   void *args[] = {&q, &k, &v, &dpt, &dsl, &o, &a_b, &a_hq, &a_hk, &a_d, &a_np, &a_mp, &scratch};
   auto launch_split = [&]() { CK(cudaLaunchKernel((void *)fd_split, g1, b1, args, 0, 0)); };
@@ -170,8 +188,7 @@ int main(int argc, char **argv) {
     cfg.attrs = at, cfg.numAttrs = pdl ? 1 : 0;
     CK(cudaLaunchKernelExC(&cfg, (const void *)fd_merge, args));
   };
-  // as the template's launch line: no fd_merge with MERGE=1 or one range
-  const bool merged = MERGE == 0 && ns > 1;
+  const bool merged = geo("L1_RUN") != 0; // fd_merge's when=
 
   // correctness on the first 4 q heads of sequence 0 (float reference)
   launch_split();
@@ -212,7 +229,7 @@ int main(int argc, char **argv) {
   auto time_it = [&](auto &&body, auto &&pre) {
     std::vector<float> ts;
     for (int r = 0; r < REPS + 2; r++) {
-      CK(cudaMemsetAsync(scratch, 0xFF, 4 * 65536, 0));
+      CK(cudaMemsetAsync(scratch, 0xFF, 4 * FD_CNT, 0));
       pre();
       CK(cudaMemsetAsync(flush, r & 0xFF, 256 << 20, 0));
       CK(cudaEventRecord(tm.a, 0));

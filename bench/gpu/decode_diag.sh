@@ -30,7 +30,14 @@ i=0
 for s in "${sets[@]}"; do
   for shape in "1 32 8 128 32768" "64 32 8 128 1024"; do
     if [[ -x $out/diag$i ]]; then
-      line=$(timeout 120 "$out/diag$i" $shape 2>"$out/run$i.err"); rc=$?
+      read -r sb shq shk sd sl <<<"$shape"
+      mp=$(((sl + 15) / 16))
+      # shellcheck disable=SC2086
+      geo=$(python3 "$here/tests/cuda_emu/cuda_launch.py" "$here/tasks/decode_paged/task.json" \
+        "$here/tasks/decode_paged/templates/cuda/flash_decode.cu" batch="$sb" heads_q="$shq" \
+        heads_kv="$shk" head_dim="$sd" max_pages="$mp" num_pages=$((sb * mp)) $([[ $s == default ]] || echo "$s"))
+      # shellcheck disable=SC2086
+      line=$(timeout 120 "$out/diag$i" $shape $geo 2>"$out/run$i.err"); rc=$?
       python3 - "$line" "$s" "$shape" "$rc" "$out/run$i.err" >>"$out/decode_diag.jsonl" <<'PY'
 import json, sys
 line, s, shape, rc, err = sys.argv[1:]
