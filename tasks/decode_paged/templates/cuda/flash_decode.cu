@@ -176,6 +176,14 @@ __device__ __forceinline__ bool fd_no_pass2() {
   return MERGE == 1 || gridDim.y == 1;
 }
 
+// pass 2's blocks per (sequence, q head): the launch line's grid z,
+// 1 + (head_dim / 32 - 1) * min(1, floor(nsg / 64)) (32 columns a block once
+// a row has 64 ranges); fd_merge traps if its grid disagrees, and HEAD_WAIT's
+// counting in pass 1 (which cannot see pass 2's grid) uses the same words
+__device__ __forceinline__ long fd_merge_z(long nsg, long head_dim) {
+  return nsg >= 64 ? head_dim / 32 : 1;
+}
+
 // pages holding seq_lens[b] tokens, never past the page table's row
 __device__ __forceinline__ long fd_pages(const int *seq_lens, long b,
                                          long max_pages) {
@@ -580,9 +588,7 @@ __device__ void split_pass(
 #if HEAD_WAIT && !MERGE
   // this range's records are in: count them for each q head of the group
   // (the release half of pass 2's poll; sequences of one range have no pass 2)
-  // (a word per merge block: pass 2 has Z blocks per row, the launch line's
-  // 1 + (head_dim / 32 - 1) * min(1, floor(nsg / 64)))
-  const long Z = nsg >= 64 ? D / 32 : 1;
+  const long Z = fd_merge_z(nsg, D); // a word per merge block
   if (ns > 1 && gridDim.z * heads_q * Z <= FD_CNT) {
     __threadfence();
     __syncthreads();
@@ -729,6 +735,8 @@ extern "C" __global__ void __launch_bounds__(MT)
   const long rp = fd_sp(batch, heads_kv, max_pages); // pages per range
   const long nsg = (max_pages + rp - 1) / rp;         // pass 1's grid y
   const long ns = (fd_pages(seq_lens, b, max_pages) + rp - 1) / rp;
+  if (fd_merge_z(nsg, D) != (long)gridDim.z)
+    __trap(); // the launch line and this kernel disagree
   if (ns == 1)
     return;      // pass 1 wrote o
   if (ns == 0) { // no token: no softmax, the output is 0
@@ -738,9 +746,7 @@ extern "C" __global__ void __launch_bounds__(MT)
     return;
   }
 #if HEAD_WAIT
-  const long Z = nsg >= 64 ? D / 32 : 1; // pass 1 counts with the same Z
-  if (Z != (long)gridDim.z)
-    __trap(); // the launch line and this kernel disagree
+  const long Z = gridDim.z; // fd_merge_z: pass 1 counts with the same Z
   if (batch * heads_q * Z <= FD_CNT) {
     // this block's word: its head's ns ranges counted (from 0xFFFFFFFF:
     // ns - 1), then put back for the next launch (no other block reads it)
