@@ -116,8 +116,8 @@ def main():
                   flush=True)
 
     neg = mx.fast.cuda_kernel(name="ks_neg", input_names=["x"], output_names=["y"],
-                              source="uint i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                                     "if (i < x_size) y[i] = -x[i];\n") \
+                              source="unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                     "if (i < N) y[i] = -x[i];\n") \
         if mx.default_device().type != mx.cpu and hasattr(mx.fast, "cuda_kernel") else None
 
     def split():
@@ -131,12 +131,16 @@ def main():
                      "negative_op": lambda: mx.negative(x)}
             if neg is not None:
                 cases["negative_kernel"] = lambda: neg(
-                    inputs=[x], grid=(n, 1, 1), threadgroup=(256, 1, 1),
+                    inputs=[x], template=[("N", n)], grid=(n, 1, 1), threadgroup=(256, 1, 1),
                     output_shapes=[x.shape], output_dtypes=[x.dtype])[0]
             row = {"split": list(s)}
             for name, g in cases.items():
-                mx.eval(g())
-                mx.synchronize()
+                try:  # one case that fails to build is a row entry, not the end
+                    mx.eval(g())
+                    mx.synchronize()
+                except Exception as e:
+                    row[name] = {"error": f"{type(e).__name__}: {e}"[:300]}
+                    continue
                 best = [None, None, None]
                 for _ in range(a.reps):
                     mx.synchronize()

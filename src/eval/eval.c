@@ -138,6 +138,13 @@ static double derived_timeout(const ks_evaluator *ev) {
   return t;
 }
 
+/* The limit of an executor's start (spawn to ready): the build limit, as
+ * an executor may compile there, and never below the calls' own limit. */
+static double start_limit(const ks_evaluator *ev, double timeout_s) {
+  double b = ev->opts.build_timeout_s > 0 ? ev->opts.build_timeout_s : 120;
+  return b > timeout_s ? b : timeout_s;
+}
+
 /* How many of a workload's timed sets also time the anchor: all of them on
  * a device (its baseline is a fast kernel), and on the host as many as fit
  * in 0.1 s of reference time, at least one and at most 5 (the scalar C
@@ -325,6 +332,7 @@ ks_code ks_evaluator_new(const ks_task *task, const ks_eval_opts *opts,
     plan.outputs_only = true;
   plan.cpu_limit_s = 0;
   plan.timeout_s = opts->timeout_s > 0 ? opts->timeout_s * 10 : 600;
+  plan.start_timeout_s = start_limit(ev, plan.timeout_s);
   if (!opts->quiet)
     ks_log(KS_LOG_INFO, "reference: %s outputs%s (%d workloads)", task->name,
            plan.outputs_only ? "" : " and timing", task->n_workloads);
@@ -486,6 +494,14 @@ static ks_eval_status classify(const ks_task *task, const ks_judge_plan *p,
   if (x->violation[0]) {
     snprintf(reason, n, "%s%s", x->violation, where);
     return KS_EVAL_REJECTED;
+  }
+  if (x->timed_out && !x->ready) {
+    snprintf(reason, n,
+             "the executor did not get ready within its start limit of %.1f "
+             "s (imports, compiles and warm-up before the first call: the "
+             "build's limit)",
+             ks_judge_start_limit(p));
+    return KS_EVAL_TIMEOUT;
   }
   if (x->timed_out) {
     snprintf(reason, n, "exceeded the wall-clock time limit of %.1f s%s",
@@ -657,7 +673,11 @@ static ks_code evaluate(ks_evaluator *ev, ks_candidate *cand,
   plan.artifact = art.path;
   plan.timeout_s =
       derived_timeout(ev) * (ev->opts.timeout_s > 0 ? 1 : limit_scale);
-  plan.cpu_limit_s = plan.timeout_s * plan.threads + 5;
+  /* the start (until ready) has the build's limit: an MLX executor JIT
+   * compiles the candidate for every workload there (a routing kernel's
+   * four took 15 s of a 15.5 s limit on an H100), which is no call */
+  plan.start_timeout_s = start_limit(ev, plan.timeout_s);
+  plan.cpu_limit_s = (plan.timeout_s + plan.start_timeout_s) * plan.threads + 5;
   /* the host probe measures the CPU backends' memory; a device backend
    * with probe_move measures its own (DESIGN.md: Ceiling probe) */
   plan.probe =

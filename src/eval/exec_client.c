@@ -193,18 +193,20 @@ static bool next_event(ks_exec *x, ks_exec_event *ev) {
 ks_code ks_exec_start(ks_exec *x, const char *job_json, int in_fd, int out_fd,
                       int threads, double timeout_s, ks_err *err) {
   return ks_exec_start_argv(x, NULL, job_json, in_fd, out_fd, threads, false,
-                            timeout_s, err);
+                            timeout_s, timeout_s, err);
 }
 
 ks_code ks_exec_start_argv(ks_exec *x, char *const *prog, const char *job_json,
                            int in_fd, int out_fd, int threads, bool spin,
-                           double timeout_s, ks_err *err) {
+                           double start_timeout_s, double timeout_s,
+                           ks_err *err) {
   memset(x, 0, sizeof *x);
   x->pid = -1;
   x->pidfd = x->cmd_fd = x->ev_fd = x->log_fd = -1;
   x->sigsys_nr = -1;
   ks_buf_init(&x->log);
-  x->deadline = ks_now() + timeout_s;
+  x->run_timeout_s = timeout_s;
+  x->deadline = ks_now() + start_timeout_s;
   /* the judge's memory holds every reference output: no process of the
    * same user may read it through /proc/<pid>/mem or ptrace */
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -298,6 +300,7 @@ ks_code ks_exec_start_argv(ks_exec *x, char *const *prog, const char *job_json,
     }
     if (e.kind == KS_EV_READY) {
       x->ready = true;
+      x->deadline = ks_now() + x->run_timeout_s; /* the calls' limit */
       return KS_OK;
     }
     ks_exec_violate(x, "protocol violation: %s before ready",

@@ -29,6 +29,7 @@ typedef struct ks_exec {
   int setup_code;       /* error event before ready: its code */
   char setup_error[1024];
   bool ready, loaded;
+  double run_timeout_s; /* the deadline from "ready" on */
   int64_t next_id;
   ks_buf log;
   char rb[2 * KS_EXEC_MAX_LINE + 2]; /* event bytes not yet parsed */
@@ -37,7 +38,8 @@ typedef struct ks_exec {
 } ks_exec;
 
 /* Starts an executor with the job (one JSON line, sent first on its command
- * pipe), in_fd/out_fd as its fds 5 and 6, and a wall-clock limit. Waits for
+ * pipe), in_fd/out_fd as its fds 5 and 6, and a wall-clock limit that counts
+ * from "ready" (its start, until then, has the same limit here). Waits for
  * "ready". KS_OK when it started (x->ready tells whether it got there;
  * otherwise the outcome fields say why); an error only when ksearch itself
  * could not start it. */
@@ -48,9 +50,13 @@ ks_code ks_exec_start(ks_exec *x, const char *job_json, int in_fd, int out_fd,
  * means ksearch-runner. spin: its OpenMP workers wait spinning
  * (OMP_WAIT_POLICY=active) instead of sleeping, for host executors that the
  * judge freezes whenever it is not talking to them. */
+/* start_timeout_s bounds the start (spawn to "ready": imports, an MLX
+ * executor's JIT compiles and warm-up, which are no candidate call); the
+ * wall-clock limit timeout_s then counts from "ready". */
 ks_code ks_exec_start_argv(ks_exec *x, char *const *argv, const char *job_json,
                            int in_fd, int out_fd, int threads, bool spin,
-                           double timeout_s, ks_err *err);
+                           double start_timeout_s, double timeout_s,
+                           ks_err *err);
 /* Sends one command (a JSON object without "id"; the client adds the next
  * id) and waits for the answer of kind `expect` with that id. *ev gets it;
  * *window_ns the judge's time from the send to the answer. false when the

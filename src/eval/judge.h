@@ -50,7 +50,10 @@ typedef struct ks_judge_plan {
   /* > 0: that workload's probe is the compute probe (this many flops of
    * FMA chains) instead of moving its bytes (a compute-bound workload) */
   double probe_flops[KS_MAX_WORKLOADS];
-  double timeout_s;
+  double timeout_s; /* wall clock of the calls, counted from "ready" */
+  /* wall clock of an executor's start, until "ready" (imports; the MLX
+   * executor's JIT compiles and warm-up); <= 0: timeout_s */
+  double start_timeout_s;
   int64_t mem_limit_bytes;
   double cpu_limit_s;
   ks_input_cache *inputs; /* may be NULL */
@@ -119,6 +122,9 @@ typedef struct ks_judge_out {
  * files, the runner binary missing). Call ks_judge_out_free after. */
 ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *out, ks_err *err);
 void ks_judge_out_free(ks_judge_out *out);
+/* The start limit an executor of the plan gets: start_timeout_s, else
+ * timeout_s. */
+double ks_judge_start_limit(const ks_judge_plan *p);
 /* Path of one reference output in ref_dir. */
 void ks_judge_ref_file(const char *ref_dir, const ks_task *task,
                        const ks_workload *w, uint64_t seed, const char *out,

@@ -13,6 +13,8 @@ the load honestly, and then breaks the protocol the way KS_HOSTILE says:
   split      sends a valid answer one byte at a time (must be accepted)
   exit       exits without answering
   honest     follows the protocol (claims 1 ns for every call)
+  slowstart  honest, but sleeps KS_SLOW_READY seconds (default 1) before
+             "ready", as an executor that compiles at its start does
 """
 import os
 import sys
@@ -41,6 +43,8 @@ def line():
 import json
 
 line()  # the job
+if mode == "slowstart":
+    time.sleep(float(os.environ.get("KS_SLOW_READY", "1")))
 send('{"ev":"ready"}\n')
 while True:
     c = json.loads(line())

@@ -6,6 +6,9 @@
  * (tests/fake_executor/hostile.py) that answers twice, early, with another id,
  * oversized, with garbage, an unknown event or an extra field is a protocol
  * violation, while one that sends a valid answer a byte at a time is accepted.
+ * The start (spawn to ready) has its own limit, and the calls' limit counts
+ * from ready: a slow start within its limit leaves the calls their whole
+ * limit, one past it times out before ready.
  */
 #include "eval/exec_client.h"
 #include "eval/exec_proto.h"
@@ -209,4 +212,47 @@ Test(exec_proto, an_executor_that_exits_mid_call_is_no_violation_but_dead) {
   cr_assert(x.dead);
   cr_assert_eq(x.proc.exit_status, 3);
   ks_exec_free(&x);
+}
+
+/* An executor whose start takes 1.2 s (KS_SLOW_READY) under limits of
+ * start_s before ready and 0.6 s after it. */
+static void slow_start(double start_s, ks_exec *x) {
+  char path[4096];
+  const char *src = getenv("KSEARCH_SRC");
+  cr_assert(src, "KSEARCH_SRC must name the source tree");
+  snprintf(path, sizeof path, "%s/tests/fake_executor/hostile.py", src);
+  setenv("KSEARCH_RUNNER", path, 1);
+  setenv("KS_HOSTILE", "slowstart", 1);
+  setenv("KS_SLOW_READY", "1.2", 1);
+  int in = memfd_create("in", MFD_CLOEXEC), out = memfd_create("out", 0);
+  cr_assert(in >= 0 && out >= 0);
+  ks_err err;
+  cr_assert_eq(ks_exec_start_argv(x, NULL, "{\"job\":1}", in, out, 1, false,
+                                  start_s, 0.6, &err),
+               KS_OK, "%s", err.msg);
+  close(in);
+  close(out);
+}
+
+Test(exec_proto, the_start_has_its_own_limit_and_calls_count_from_ready) {
+  ks_exec x;
+  slow_start(10, &x);
+  cr_assert(x.ready, "a 1.2 s start under a 10 s start limit: %s",
+            x.violation);
+  cr_assert_not(x.timed_out);
+  /* 1.2 s after the spawn, the 0.6 s of the calls are all still there */
+  ks_exec_event ev;
+  int64_t win;
+  cr_assert(ks_exec_ask(&x, "\"cmd\":\"ping\"", KS_EV_PONG, &ev, &win),
+            "the calls' limit counted from the spawn, not from ready");
+  usleep(800 * 1000); /* past the calls' 0.6 s: the next answer is too late */
+  cr_assert_not(ks_exec_ask(&x, "\"cmd\":\"ping\"", KS_EV_PONG, &ev, &win));
+  cr_assert(x.timed_out);
+  ks_exec_free(&x);
+
+  slow_start(0.5, &x);
+  cr_assert_not(x.ready, "a 1.2 s start got ready under a 0.5 s limit");
+  cr_assert(x.timed_out);
+  ks_exec_free(&x);
+  unsetenv("KS_SLOW_READY");
 }
