@@ -237,8 +237,7 @@ static void slow_start(double start_s, ks_exec *x) {
 Test(exec_proto, the_start_has_its_own_limit_and_calls_count_from_ready) {
   ks_exec x;
   slow_start(10, &x);
-  cr_assert(x.ready, "a 1.2 s start under a 10 s start limit: %s",
-            x.violation);
+  cr_assert(x.ready, "a 1.2 s start under a 10 s start limit: %s", x.violation);
   cr_assert_not(x.timed_out);
   /* 1.2 s after the spawn, the 0.6 s of the calls are all still there */
   ks_exec_event ev;
