@@ -66,10 +66,11 @@ double ks_judge_start_limit(const ks_judge_plan *p) {
 }
 
 /* Starts the executor of `backend`: ksearch-runner, or the program the
- * backend names (mlx: its Python executor). */
+ * backend names (mlx: its Python executor), with the plan's threads and
+ * limits (its start's, then its calls'). */
 static ks_code start(ks_exec *x, const char *backend, json_t *job,
-                     const shm *in, const shm *out, int threads,
-                     double start_timeout_s, double timeout_s, ks_err *err) {
+                     const shm *in, const shm *out, const ks_judge_plan *p,
+                     ks_err *err) {
   const ks_backend_i *be = ks_backend_get(backend);
   char store[KS_EXEC_ARGV_MAX][PATH_MAX];
   char *argv[KS_EXEC_ARGV_MAX + 1] = {NULL};
@@ -85,8 +86,8 @@ static ks_code start(ks_exec *x, const char *backend, json_t *job,
   /* host C executors (candidates, the reference, the probe) spin: the
    * judge freezes each one whenever it is not talking to it */
   ks_code rc = ks_exec_start_argv(x, argv[0] ? argv : NULL, text, in->fd,
-                                  out->fd, threads, !strcmp(backend, "c"),
-                                  start_timeout_s, timeout_s, err);
+                                  out->fd, p->threads, !strcmp(backend, "c"),
+                                  ks_judge_start_limit(p), p->timeout_s, err);
   free(text);
   return rc;
 }
@@ -601,8 +602,7 @@ static bool start_beside(judge_ctx *c, ks_exec *x, shm *out, const char *name,
          start(x, backend,
                ks_judge_job_json(&pp, mode, backend, landlock, host, in_size,
                                  out_size),
-               &c->in, out, c->p->threads, ks_judge_start_limit(c->p),
-               c->p->timeout_s, &e) == KS_OK &&
+               &c->in, out, c->p, &e) == KS_OK &&
          x->ready &&
          (!artifact[0] ||
           ks_exec_ask(x, "\"cmd\":\"load\"", KS_EV_LOADED, &ev, NULL)) &&
@@ -643,11 +643,11 @@ ks_code ks_judge_run(const ks_judge_plan *p, ks_judge_out *o, ks_err *err) {
     rc = ks_judge_shm_new(&c.out, "ksearch-outputs", out_size, false, err);
   if (rc)
     goto done;
-  rc = start(
-      &o->x, p->backend,
-      ks_judge_job_json(p, p->reference ? "reference" : "candidate", p->backend,
-                        landlock, !c.device, in_size, out_size),
-      &c.in, &c.out, p->threads, ks_judge_start_limit(p), p->timeout_s, err);
+  rc = start(&o->x, p->backend,
+             ks_judge_job_json(p, p->reference ? "reference" : "candidate",
+                               p->backend, landlock, !c.device, in_size,
+                               out_size),
+             &c.in, &c.out, p, err);
   if (rc || !o->x.ready)
     goto done;
   /* the round trip, measured while only trusted code runs there */
