@@ -13,7 +13,8 @@
 # SKIP_SEQLEN (default 16384: its C reference alone takes about 90 s on 16
 # cores) drops attention workloads; TO (default 240) limits each eval; TASKS
 # (default all four) picks tasks; SKIP_M (default 8192) drops gemm workloads
-# with that m (its C reference at 8192^3 takes minutes). A
+# with that m (its C reference at 8192^3 takes minutes). Each template's
+# rows follow its eval, so a call cut short still shows what ran; a
 # table on stdout and in OUT/mlx16.txt (device file names with brackets do
 # not come back: the table is what to keep).
 set -u
@@ -22,6 +23,24 @@ mkdir -p "$out"
 ks=${KSEARCH:-./build/ksearch}
 export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-/tmp/kscache-gpu16}
 here=$(cd "$(dirname "$0")" && pwd)
+# one template's rows, printed as soon as its eval ends (a call cut short
+# still shows the templates that ran)
+rows() {
+  python3 - "$1" <<'PY'
+import json, os, sys
+p = sys.argv[1]
+try:
+    j = json.load(open(p))
+except Exception as e:
+    print(f"{os.path.basename(p)[:-5]}: no result ({e})")
+    sys.exit(0)
+print(f"{os.path.basename(p)[:-5]}: status {j.get('status')} {j.get('error', '')[:200]}")
+for w in j.get("workloads", []):
+    ax = " ".join(f"{k}={v}" for k, v in w["axes"].items())
+    print(f"  {ax}: correct {w.get('correct')}, {w.get('time_ns_min', 0) / 1e3:.1f} us, "
+          f"vs MLX's ops {w.get('baseline_speedup', 0):.3f}x, roofline {w.get('roofline_fraction', 0):.3f}")
+PY
+}
 files=()
 for t in ${TASKS:-attention_prefill decode_paged moe_routing gemm_bf16}; do files+=(tasks/"$t"/templates/mlx/*.cu); done
 for f in "${files[@]}"; do
@@ -34,18 +53,5 @@ for f in "${files[@]}"; do
   timeout "${TO:-240}" "$ks" eval "$task" "$f" --backend mlx --workloads "$wl" --json -q --seeds 1 \
     --min-time 0.05 --min-reps 5 >"$out/$name.json" 2>"$out/$name.err"
   echo "$name: exit $? $(tail -c 300 "$out/$name.err" | tr '\n' ' ')"
+  rows "$out/$name.json"
 done | tee "$out/mlx16.txt"
-python3 - "$out" <<'PY' | tee -a "$out/mlx16.txt"
-import glob, json, os, sys
-for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
-    try:
-        j = json.load(open(p))
-    except Exception:
-        continue
-    name = os.path.basename(p)[:-5]
-    print(f"{name}: status {j.get('status')} {j.get('error', '')[:200]}")
-    for w in j.get("workloads", []):
-        ax = " ".join(f"{k}={v}" for k, v in w["axes"].items())
-        print(f"  {ax}: correct {w.get('correct')}, {w.get('time_ns_min', 0) / 1e3:.1f} us, "
-              f"vs MLX's ops {w.get('baseline_speedup', 0):.3f}x, roofline {w.get('roofline_fraction', 0):.3f}")
-PY
