@@ -115,11 +115,8 @@ def parse_header(text, path):
         if rest == "body":
             body_at = i
         elif rest.startswith("param "):
-            words = rest.split()
-            if len(words) < 4 or words[2] != "in":
-                raise CandidateError(f"{path}:{i + 1}: param line must read "
-                                     "`param NAME in V1,V2,...`")
-            params[words[1]] = words[3].split(",")
+            name, vals = param_line(rest, path, i + 1)
+            params[name] = vals
         elif rest.startswith("launch "):
             launch = {}
             for part in split_launch(rest[len("launch "):], path, i + 1):
@@ -135,6 +132,38 @@ def parse_header(text, path):
     else:
         header, body = "\n".join(lines[:body_at]), "\n".join(lines[body_at + 1:])
     return keys, params, launch, header, body
+
+
+def param_line(rest, path, line):
+    """`param NAME in V1,V2,...` (after `ksearch:`) -> (NAME, [V1, ...])."""
+    words = rest.split()
+    if len(words) < 4 or words[2] != "in":
+        raise CandidateError(f"{path}:{line}: param line must read "
+                             "`param NAME in V1,V2,...`")
+    return words[1], words[3].split(",")
+
+
+def number(v):
+    """A parameter or #define value as the launch expressions see it: int,
+    else float; None when it is no number."""
+    try:
+        return int(v)
+    except ValueError:
+        try:
+            return float(v)
+        except ValueError:
+            return None
+
+
+def numeric_defines(text):
+    """Numeric `#define NAME V` lines of a source (a best/ file has its
+    parameters baked in that way): names for the launch expressions."""
+    d = {}
+    for line in text.split("\n"):
+        w = line.split()
+        if len(w) == 3 and w[0] == "#define" and number(w[2]) is not None:
+            d[w[1]] = number(w[2])
+    return d
 
 
 def split_launch(s, path, line):
@@ -255,22 +284,6 @@ class Candidate:
                     raise CandidateError(f"{path}: launch: unknown key {k} "
                                          "(grid, threadgroup, smem, scratch)")
 
-    def defines(self):
-        """Numeric `#define NAME V` lines of the source (a best/ file has its
-        parameters baked in that way): names for the launch expressions."""
-        d = {}
-        for line in self.text.split("\n"):
-            w = line.split()
-            if len(w) == 3 and w[0] == "#define":
-                try:
-                    d[w[1]] = int(w[2])
-                except ValueError:
-                    try:
-                        d[w[1]] = float(w[2])
-                    except ValueError:
-                        pass
-        return d
-
     def kernel_name(self):
         """The entry plus the parameter values: MLX caches a compiled kernel
         by name (and template arguments), and the params are macros."""
@@ -312,15 +325,10 @@ class Candidate:
         return bool(self.launch) and "scratch" in self.launch
 
     def names(self, axes):
-        d = self.defines()
+        d = numeric_defines(self.text)
         for k, v in self.values.items():
-            try:
-                d[k] = int(v)
-            except ValueError:
-                try:
-                    d[k] = float(v)
-                except ValueError:
-                    pass
+            if number(v) is not None:
+                d[k] = number(v)
         d.update({k: int(v) for k, v in axes.items()})
         return d
 

@@ -141,7 +141,7 @@ static double derived_timeout(const ks_evaluator *ev) {
 /* The limit of an executor's start (spawn to ready): the build limit, as
  * an executor may compile there, and never below the calls' own limit. */
 static double start_limit(const ks_evaluator *ev, double timeout_s) {
-  double b = ev->opts.build_timeout_s > 0 ? ev->opts.build_timeout_s : 120;
+  double b = ev->opts.build_timeout_s;
   return b > timeout_s ? b : timeout_s;
 }
 

@@ -25,25 +25,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import ksmlx  # noqa: E402
 
 
-def names_for(task_path, text, given):
-    axes = ksmlx.Task(task_path).case_axes(given)
-    params = {}  # `// ksearch: param NAME in V1,V2,...`
-    for line in text.split("\n"):
-        w = line.split()
-        if w[:3] == ["//", "ksearch:", "param"] and len(w) >= 6 and w[4] == "in":
-            params[w[3]] = w[5].split(",")
-    names = {}
-    for line in text.split("\n"):  # numeric #defines, then params over them
-        w = line.split()
-        if len(w) == 3 and w[0] == "#define":
-            try:
-                names[w[1]] = float(w[2]) if "." in w[2] else int(w[2])
-            except ValueError:
-                pass
-    for p, vals in params.items():
-        v = given.get(p, vals[0])
-        names[p] = float(v) if "." in v else int(v)
-    names.update(axes)
+def names_for(task_path, src_path, text, given):
+    """The launch expressions' names: numeric #defines, then the params
+    (given, else their first value), then the case's axes."""
+    names = ksmlx.numeric_defines(text)
+    for n, raw in enumerate(text.split("\n")):
+        s = raw.strip()
+        if s.startswith("// ksearch: param "):
+            p, vals = ksmlx.param_line(s[len("// ksearch:"):].strip(), src_path, n + 1)
+            v = ksmlx.number(given.get(p, vals[0]))
+            if v is None:
+                raise ksmlx.CandidateError(f"param {p}: {given.get(p, vals[0])} is no number")
+            names[p] = v
+    names.update(ksmlx.Task(task_path).case_axes(given))
     return names
 
 
@@ -54,7 +48,7 @@ def main():
     text = open(sys.argv[2]).read()
     given = dict(a.split("=", 1) for a in sys.argv[3:])
     try:
-        names = names_for(sys.argv[1], text, given)
+        names = names_for(sys.argv[1], sys.argv[2], text, given)
         out, scratch, i = [], 0, 0
         for n, raw in enumerate(text.split("\n")):
             s = raw.strip()
