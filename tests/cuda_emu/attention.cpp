@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
   smem = MLX_SMEM;
 #elif defined(MMA)
   g = {(unsigned)((S + BQ - 1) / BQ), (unsigned)Hq, (unsigned)B};
-  bl.x = 2 * BQ;
+  bl.x = THREADS; // the template's: 32 * BQ / (16 * WM)
   smem = (BQ + 4 * BKV) * (D + 8) * 2;
 #elif defined(WGMMA)
   g = {(unsigned)((S + 64 * WGS - 1) / (64 * WGS)), (unsigned)Hq, (unsigned)B};

@@ -3,7 +3,8 @@
 // ksearch: concepts=online_softmax,tensor_core_mma,ldmatrix_fragments,double_buffering_cp_async,shared_memory_tiling,bank_conflict_padding
 // ksearch: param BQ in 64,128
 // ksearch: param BKV in 64,32
-// ksearch: launch grid=(ceil(cdiv(seqlen, BQ)) * (2 * BQ), ceil( heads_q) * ( 1), ceil( batch) * ( 1)) threadgroup=(2 * BQ,  1,  1) smem=((BQ + 4 * BKV) * (head_dim + 8) * 2)
+// ksearch: param WM in 1,2
+// ksearch: launch grid=(ceil(cdiv(seqlen, BQ)) * (2 * BQ / WM), ceil( heads_q) * ( 1), ceil( batch) * ( 1)) threadgroup=(2 * BQ / WM,  1,  1) smem=((BQ + 4 * BKV) * (head_dim + 8) * 2)
 //
 // Translated from tasks/attention_prefill/templates/cuda/mma_flash.cu by `ksearch translate --to mlx`: MLX writes the
 // __global__ signature, so the kernels are __device__ functions here and the
@@ -18,7 +19,13 @@
 //
 // CUDA template for tasks/attention_prefill, family mma_flash (DESIGN.md:
 // Templates): FlashAttention-2 on mma.sync m16n8k16 bf16 (sm_80+). A block
-// owns BQ queries of one (batch, q head), one warp per 16 of them; K/V tiles
+// owns BQ queries of one (batch, q head), one warp per 16 * WM of them. WM 1
+// keeps Q's fragments in registers, but every K and V fragment read from
+// shared memory then feeds one mma: 256 bytes per 4096 flops, which is about
+// all the shared-memory bandwidth an SM has at mma.sync's rate; WM 2 (two
+// row tiles per warp, as FlashAttention-2 does at 128 x 64) halves that and
+// re-reads Q's fragments per tile instead (O 128 and S 64 registers a lane
+// at head_dim 128, no room for Q's 64). K/V tiles
 // of BKV keys stream through shared memory with cp.async, two stages (the
 // next tile loads while this one is computed). S = Q K^T leaves the tensor
 // cores as float accumulators in exactly the layout of the A operand of
@@ -40,7 +47,10 @@
 #ifndef BKV
 #define BKV 64
 #endif
-#define NW (BQ / 16)
+#ifndef WM
+#define WM 1
+#endif
+#define NW (BQ / (16 * WM))
 #define THREADS (32 * NW)
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p) {
@@ -96,9 +106,10 @@ __device__ __forceinline__ void flash(const __nv_bfloat16 *__restrict__ q,
                                       __nv_bfloat16 *__restrict__ o, long heads_q,
                                       long heads_kv, long seqlen, unsigned char *smem) {
   constexpr int SD = D + 8;
-  constexpr int KF = D / 16; // k-steps of Q K^T
+  constexpr int KF = D / 16;  // k-steps of Q K^T
   constexpr int NF = BKV / 8; // n-fragments of S
   constexpr int OF = D / 8;   // n-fragments of O
+  constexpr int QR = WM == 1; // Q's fragments held in registers (WM 2: re-read per tile)
   __nv_bfloat16 *sQ = (__nv_bfloat16 *)smem;
   __nv_bfloat16 *sK = sQ + BQ * SD; // [2][BKV][SD]
   __nv_bfloat16 *sV = sK + 2 * BKV * SD;
@@ -118,21 +129,30 @@ __device__ __forceinline__ void flash(const __nv_bfloat16 *__restrict__ q,
   const long kv_end = q0 + BQ < seqlen ? q0 + BQ : seqlen;
   const int ntiles = (int)((kv_end + BKV - 1) / BKV);
   const float sl2 = 1.4426950408889634f / sqrtf((float)D);
+  const int wrow = warp * 16 * WM; // the warp's first row in the block
 
   load_rows<D>(sQ, qh, q0, BQ, seqlen);
   load_rows<D>(sK, kh, 0, BKV, seqlen);
   load_rows<D>(sV, vh, 0, BKV, seqlen);
   cp_commit();
 
-  uint32_t qf[KF][4];
-  float acc[OF][4];
+  uint32_t qf[QR ? KF : 1][4];
+  float acc[WM][OF][4];
 #pragma unroll
-  for (int j = 0; j < OF; j++)
+  for (int m = 0; m < WM; m++)
 #pragma unroll
-    for (int e = 0; e < 4; e++)
-      acc[j][e] = 0.f;
-  float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
-  const long qrow0 = q0 + warp * 16 + gr; // this lane's rows: qrow0, qrow0 + 8
+    for (int j = 0; j < OF; j++)
+#pragma unroll
+      for (int e = 0; e < 4; e++)
+        acc[m][j][e] = 0.f;
+  float mrow[WM][2], lrow[WM][2];
+#pragma unroll
+  for (int m = 0; m < WM; m++)
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++) {
+      mrow[m][hh] = -INFINITY;
+      lrow[m][hh] = 0.f;
+    }
 
   for (int t = 0; t < ntiles; t++) {
     const int st = t & 1;
@@ -143,24 +163,39 @@ __device__ __forceinline__ void flash(const __nv_bfloat16 *__restrict__ q,
     cp_commit();
     cp_wait<1>();
     __syncthreads();
-    if (t == 0) {
+    if (QR && t == 0) {
 #pragma unroll
-      for (int kk = 0; kk < KF; kk++)
-        ldm_x4(qf[kk], sQ + (warp * 16 + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
+      for (int kk = 0; kk < (QR ? KF : 0); kk++)
+        ldm_x4(qf[kk], sQ + (wrow + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
     }
     const __nv_bfloat16 *tK = sK + st * BKV * SD, *tV = sV + st * BKV * SD;
-    const long j0 = (long)t * BKV;
+    const int j0 = t * BKV;
     // a warp whose rows all precede this tile has nothing to do in it
-    const bool live = j0 <= q0 + warp * 16 + 15;
+    const bool live = j0 <= q0 + wrow + 16 * WM - 1;
     if (live) {
-      float s[NF][4];
+      float s[WM][NF][4];
 #pragma unroll
-      for (int j = 0; j < NF; j++)
+      for (int m = 0; m < WM; m++)
 #pragma unroll
-        for (int e = 0; e < 4; e++)
-          s[j][e] = 0.f;
+        for (int j = 0; j < NF; j++)
 #pragma unroll
+          for (int e = 0; e < 4; e++)
+            s[m][j][e] = 0.f;
+      // WM 2 rolls this loop: unrolled, ptxas hoists the fragment loads
+      // past 255 registers and spills (WM 1 needs it unrolled: qf[kk])
+#pragma unroll(QR ? KF : 1)
       for (int kk = 0; kk < KF; kk++) {
+        // WM 2: each K fragment read from shared memory feeds two row tiles
+        uint32_t qa[WM][4];
+        if (QR) {
+#pragma unroll
+          for (int e = 0; e < 4; e++)
+            qa[0][e] = qf[QR ? kk : 0][e];
+        } else {
+#pragma unroll
+          for (int m = 0; m < WM; m++)
+            ldm_x4(qa[m], sQ + (wrow + m * 16 + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
+        }
 #pragma unroll
         for (int j = 0; j < NF; j += 2) {
           // matrices (keys j0-7, d0-7) (keys j0-7, d8-15) (j8-15, d0-7) (j8-15, d8-15)
@@ -168,55 +203,66 @@ __device__ __forceinline__ void flash(const __nv_bfloat16 *__restrict__ q,
           int key = j * 8 + (lane & 7) + (lane >> 4) * 8;
           ldm_x4(r4, tK + key * SD + kk * 16 + ((lane >> 3) & 1) * 8);
           uint32_t b0[2] = {r4[0], r4[1]}, b1[2] = {r4[2], r4[3]};
-          mma16816(s[j], qf[kk], b0);
-          mma16816(s[j + 1], qf[kk], b1);
+#pragma unroll
+          for (int m = 0; m < WM; m++) {
+            mma16816(s[m][j], qa[m], b0);
+            mma16816(s[m][j + 1], qa[m], b1);
+          }
         }
       }
-      const bool need_mask = j0 + BKV - 1 > q0 + warp * 16 || j0 + BKV > seqlen;
 #pragma unroll
-      for (int hh = 0; hh < 2; hh++) {
-        const long qi = qrow0 + hh * 8;
-        float mx = mrow[hh];
+      for (int m = 0; m < WM; m++) {
+        const int r0 = wrow + m * 16; // this row tile's first row in the block
+        const bool need_mask = j0 + BKV - 1 > q0 + r0 || j0 + BKV > seqlen;
 #pragma unroll
-        for (int j = 0; j < NF; j++)
+        for (int hh = 0; hh < 2; hh++) {
+          const int qi = (int)q0 + r0 + gr + hh * 8;
+          float mx = mrow[m][hh];
 #pragma unroll
-          for (int e = 0; e < 2; e++) {
-            long key = j0 + j * 8 + qd * 2 + e;
-            float x = s[j][hh * 2 + e];
-            if (need_mask && (key > qi || key >= seqlen))
-              x = -INFINITY;
-            s[j][hh * 2 + e] = x;
-            mx = fmaxf(mx, x);
+          for (int j = 0; j < NF; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+              const int key = j0 + j * 8 + qd * 2 + e;
+              float x = s[m][j][hh * 2 + e];
+              if (need_mask && (key > qi || key >= (int)seqlen))
+                x = -INFINITY;
+              s[m][j][hh * 2 + e] = x;
+              mx = fmaxf(mx, x);
+            }
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+          // mx is finite: key 0 (tile 0, seen first) is visible to every row
+          const float corr = exp2f((mrow[m][hh] - mx) * sl2);
+          mrow[m][hh] = mx;
+          const float mxs = mx * sl2;
+          float sum = 0.f;
+#pragma unroll
+          for (int j = 0; j < NF; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+              float p = exp2f(fmaf(s[m][j][hh * 2 + e], sl2, -mxs));
+              s[m][j][hh * 2 + e] = p;
+              sum += p;
+            }
+          lrow[m][hh] = lrow[m][hh] * corr + sum; // lane-partial; reduced at the end
+#pragma unroll
+          for (int j = 0; j < OF; j++) {
+            acc[m][j][hh * 2] *= corr;
+            acc[m][j][hh * 2 + 1] *= corr;
           }
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        // mx is finite: key 0 (tile 0, seen first) is visible to every row
-        const float corr = exp2f((mrow[hh] - mx) * sl2);
-        mrow[hh] = mx;
-        float sum = 0.f;
-#pragma unroll
-        for (int j = 0; j < NF; j++)
-#pragma unroll
-          for (int e = 0; e < 2; e++) {
-            float p = exp2f((s[j][hh * 2 + e] - mx) * sl2);
-            s[j][hh * 2 + e] = p;
-            sum += p;
-          }
-        lrow[hh] = lrow[hh] * corr + sum; // lane-partial; reduced at the end
-#pragma unroll
-        for (int j = 0; j < OF; j++) {
-          acc[j][hh * 2] *= corr;
-          acc[j][hh * 2 + 1] *= corr;
         }
       }
       // O += P V: P's accumulators are the A fragments of 16-key steps
 #pragma unroll
       for (int kk = 0; kk < BKV / 16; kk++) {
-        uint32_t pa[4];
-        pa[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
-        pa[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
-        pa[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-        pa[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+        uint32_t pa[WM][4];
+#pragma unroll
+        for (int m = 0; m < WM; m++) {
+          pa[m][0] = pack_bf16(s[m][2 * kk][0], s[m][2 * kk][1]);
+          pa[m][1] = pack_bf16(s[m][2 * kk][2], s[m][2 * kk][3]);
+          pa[m][2] = pack_bf16(s[m][2 * kk + 1][0], s[m][2 * kk + 1][1]);
+          pa[m][3] = pack_bf16(s[m][2 * kk + 1][2], s[m][2 * kk + 1][3]);
+        }
 #pragma unroll
         for (int j = 0; j < OF; j += 2) {
           // matrices (keys 0-7, d0) (keys 8-15, d0) (keys 0-7, d8) (keys 8-15, d8), transposed
@@ -224,27 +270,32 @@ __device__ __forceinline__ void flash(const __nv_bfloat16 *__restrict__ q,
           int key = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
           ldm_x4_t(r4, tV + key * SD + j * 8 + (lane >> 4) * 8);
           uint32_t b0[2] = {r4[0], r4[1]}, b1[2] = {r4[2], r4[3]};
-          mma16816(acc[j], pa, b0);
-          mma16816(acc[j + 1], pa, b1);
+#pragma unroll
+          for (int m = 0; m < WM; m++) {
+            mma16816(acc[m][j], pa[m], b0);
+            mma16816(acc[m][j + 1], pa[m], b1);
+          }
         }
       }
     }
     __syncthreads(); // stage st is refilled by the next iteration
   }
 #pragma unroll
-  for (int hh = 0; hh < 2; hh++) {
-    float l = lrow[hh];
-    l += __shfl_xor_sync(0xffffffffu, l, 1);
-    l += __shfl_xor_sync(0xffffffffu, l, 2);
-    const float inv = 1.f / l;
-    const long qi = qrow0 + hh * 8;
-    if (qi >= seqlen)
-      continue;
+  for (int m = 0; m < WM; m++)
 #pragma unroll
-    for (int j = 0; j < OF; j++)
-      *(__nv_bfloat162 *)(oh + qi * D + j * 8 + qd * 2) =
-          __floats2bfloat162_rn(acc[j][hh * 2] * inv, acc[j][hh * 2 + 1] * inv);
-  }
+    for (int hh = 0; hh < 2; hh++) {
+      float l = lrow[m][hh];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const float inv = 1.f / l;
+      const long qi = q0 + wrow + m * 16 + gr + hh * 8;
+      if (qi >= seqlen)
+        continue;
+#pragma unroll
+      for (int j = 0; j < OF; j++)
+        *(__nv_bfloat162 *)(oh + qi * D + j * 8 + qd * 2) =
+            __floats2bfloat162_rn(acc[m][j][hh * 2] * inv, acc[m][j][hh * 2 + 1] * inv);
+    }
 }
 
 __device__ __forceinline__ void ks_mlx_attention_prefill(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
