@@ -103,6 +103,21 @@ inline unsigned __match_any_sync(unsigned, int v) {
   w.bar->arrive_and_wait();
   return m;
 }
+// vote.sync: every lane's predicate as a mask (the whole warp takes part)
+inline unsigned __ballot_sync(unsigned, int p) {
+  Warp &w = my_warp();
+  int l = lane_id();
+  w.slot[l][0] = p != 0;
+  w.bar->arrive_and_wait();
+  unsigned m = 0;
+  for (int i = 0; i < 32; i++)
+    if (w.slot[i][0])
+      m |= 1u << i;
+  w.bar->arrive_and_wait();
+  return m;
+}
+inline int __any_sync(unsigned mask, int p) { return __ballot_sync(mask, p) != 0; }
+inline int __all_sync(unsigned mask, int p) { return __ballot_sync(mask, p) == 0xffffffffu; }
 // redux.sync (sm_80+): the warp's max / min of a 32-bit unsigned
 inline unsigned warp_redux(unsigned v, bool mx) {
   Warp &w = my_warp();

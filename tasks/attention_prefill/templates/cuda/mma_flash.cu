@@ -1,9 +1,10 @@
 // ksearch: backend=cuda entry=attention_prefill
 // ksearch: family=mma_flash
 // ksearch: concepts=online_softmax,tensor_core_mma,ldmatrix_fragments,double_buffering_cp_async,shared_memory_tiling,bank_conflict_padding
-// ksearch: param BQ in 64,128
+// ksearch: param BQ in 128,64
 // ksearch: param BKV in 64,32
-// ksearch: param WM in 1,2
+// ksearch: param WM in 2,1
+// ksearch: param LAZY in 0,1
 // ksearch: launch grid=(cdiv(seqlen, BQ), heads_q, batch) block=(2 * BQ / WM, 1, 1) smem=((BQ + 4 * BKV) * (head_dim + 8) * 2)
 //
 // CUDA template for tasks/attention_prefill, family mma_flash (DESIGN.md:
@@ -31,13 +32,16 @@
 #include <stdint.h>
 
 #ifndef BQ
-#define BQ 64
+#define BQ 128
 #endif
 #ifndef BKV
 #define BKV 64
 #endif
 #ifndef WM
-#define WM 1
+#define WM 2
+#endif
+#ifndef LAZY
+#define LAZY 0
 #endif
 #define NW (BQ / (16 * WM))
 #define THREADS (32 * NW)
@@ -68,6 +72,14 @@ __device__ __forceinline__ void mma16816(float *d, const uint32_t *a, const uint
                "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// 2^x on the special-function unit, subnormals flushed (exp2f adds a range
+// fix of three instructions around it; a probability under 2^-126 adds
+// nothing a bf16 output can show)
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 }
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
@@ -221,7 +233,7 @@ __device__ __forceinline__ void flash(const __nv_bfloat16 *__restrict__ q,
           mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
           mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
           // mx is finite: key 0 (tile 0, seen first) is visible to every row
-          const float corr = exp2f((mrow[m][hh] - mx) * sl2);
+          const float corr = ex2((mrow[m][hh] - mx) * sl2);
           mrow[m][hh] = mx;
           const float mxs = mx * sl2;
           float sum = 0.f;
@@ -229,15 +241,19 @@ __device__ __forceinline__ void flash(const __nv_bfloat16 *__restrict__ q,
           for (int j = 0; j < NF; j++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
-              float p = exp2f(fmaf(s[m][j][hh * 2 + e], sl2, -mxs));
+              float p = ex2(fmaf(s[m][j][hh * 2 + e], sl2, -mxs));
               s[m][j][hh * 2 + e] = p;
               sum += p;
             }
           lrow[m][hh] = lrow[m][hh] * corr + sum; // lane-partial; reduced at the end
+          // LAZY 1: once the running maxima settle (most tiles past the first
+          // few), a warp skips the 2 * OF multiplies when none of its rows moved
+          if (!LAZY || __any_sync(0xffffffffu, corr != 1.f)) {
 #pragma unroll
-          for (int j = 0; j < OF; j++) {
-            acc[m][j][hh * 2] *= corr;
-            acc[m][j][hh * 2 + 1] *= corr;
+            for (int j = 0; j < OF; j++) {
+              acc[m][j][hh * 2] *= corr;
+              acc[m][j][hh * 2 + 1] *= corr;
+            }
           }
         }
       }
