@@ -211,7 +211,7 @@ Test(spec_concepts, issue16_templates) {
   cc_analyze(f, &r);
   cr_expect(cc_hit(&r, "ldmatrix_fragments", cc_line(f, "ldmatrix.sync")));
   cr_expect(cc_hit(&r, "tensor_core_mma", 0));
-  cr_expect(cc_hit(&r, "online_softmax", cc_line(f, "exp2f((mrow")));
+  cr_expect(cc_hit(&r, "online_softmax", cc_line(f, "ex2((mrow")));
   cr_expect(cc_hit(&r, "double_buffering_cp_async", 0));
   cr_expect(!cc_hit(&r, "paged_gather", 0));
   ks_cuda_report_free(&r);
