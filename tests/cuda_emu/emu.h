@@ -116,8 +116,12 @@ inline unsigned __ballot_sync(unsigned, int p) {
   w.bar->arrive_and_wait();
   return m;
 }
-inline int __any_sync(unsigned mask, int p) { return __ballot_sync(mask, p) != 0; }
-inline int __all_sync(unsigned mask, int p) { return __ballot_sync(mask, p) == 0xffffffffu; }
+inline int __any_sync(unsigned mask, int p) {
+  return __ballot_sync(mask, p) != 0;
+}
+inline int __all_sync(unsigned mask, int p) {
+  return __ballot_sync(mask, p) == 0xffffffffu;
+}
 // redux.sync (sm_80+): the warp's max / min of a 32-bit unsigned
 inline unsigned warp_redux(unsigned v, bool mx) {
   Warp &w = my_warp();
