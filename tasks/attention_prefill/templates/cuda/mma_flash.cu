@@ -5,6 +5,7 @@
 // ksearch: param BKV in 64,32
 // ksearch: param WM in 2,1
 // ksearch: param LAZY in 0,1
+// ksearch: param KU in 1,2,4,8
 // ksearch: launch grid=(cdiv(seqlen, BQ), heads_q, batch) block=(2 * BQ / WM, 1, 1) smem=((BQ + 4 * BKV) * (head_dim + 8) * 2)
 //
 // CUDA template for tasks/attention_prefill, family mma_flash (DESIGN.md:
@@ -42,6 +43,9 @@
 #endif
 #ifndef LAZY
 #define LAZY 0
+#endif
+#ifndef KU
+#define KU 1 /* WM 2: unroll of the Q K^T k-loop */
 #endif
 #define NW (BQ / (16 * WM))
 #define THREADS (32 * NW)
@@ -111,6 +115,7 @@ __device__ __forceinline__ void flash(const __nv_bfloat16 *__restrict__ q,
   constexpr int NF = BKV / 8; // n-fragments of S
   constexpr int OF = D / 8;   // n-fragments of O
   constexpr int QR = WM == 1; // Q's fragments held in registers (WM 2: re-read per tile)
+  constexpr int KUN = KU;     // a pragma does not expand macros
   __nv_bfloat16 *sQ = (__nv_bfloat16 *)smem;
   __nv_bfloat16 *sK = sQ + BQ * SD; // [2][BKV][SD]
   __nv_bfloat16 *sV = sK + 2 * BKV * SD;
@@ -182,9 +187,10 @@ __device__ __forceinline__ void flash(const __nv_bfloat16 *__restrict__ q,
 #pragma unroll
           for (int e = 0; e < 4; e++)
             s[m][j][e] = 0.f;
-      // WM 2 rolls this loop: unrolled, ptxas hoists the fragment loads
-      // past 255 registers and spills (WM 1 needs it unrolled: qf[kk])
-#pragma unroll(QR ? KF : 1)
+      // WM 2 unrolls this loop KU times: fully unrolled, ptxas hoists the
+      // fragment loads past 255 registers and spills (WM 1 needs it
+      // unrolled: qf[kk])
+#pragma unroll(QR ? KF : KUN)
       for (int kk = 0; kk < KF; kk++) {
         // WM 2: each K fragment read from shared memory feeds two row tiles
         uint32_t qa[WM][4];
