@@ -16,7 +16,8 @@
 #    `ksearch eval --backend mlx`, MLX's SDPA timed in the same executor
 #    session (baseline_speedup = ours over MLX's op).
 # Tables on stdout and in OUT/attn_mma.txt. About 6 minutes on an H100.
-#   [VARIANTS="BQ=128 WM=2;..."] [TOTAL=300] bench/gpu/attn_mma.sh OUT
+# STEPS (default "cuda mlx") picks steps 1-2 (cuda) and 3 (mlx).
+#   [VARIANTS="BQ=128 WM=2;..."] [TOTAL=300] [STEPS=mlx] bench/gpu/attn_mma.sh OUT
 set -u
 out=${1:?usage: bench/gpu/attn_mma.sh OUT}
 mkdir -p "$out/mlx"
@@ -25,12 +26,17 @@ ks=${KSEARCH:-./build/ksearch}
 export KSEARCH_CACHE_DIR=${KSEARCH_CACHE_DIR:-/tmp/kscache-gpu16}
 sets=${VARIANTS:-BQ=128 WM=2;BQ=128 WM=2 BKV=32;BQ=128 BKV=32}
 t0=$(date +%s)
+steps=" ${STEPS:-cuda mlx} "
 {
-  TASKS=attention_prefill STEPS16="templates torch" TOTAL=${TOTAL:-300} \
-    bash "$here/kernels16.sh" "$out" >"$out/kernels16.log" 2>&1
-  echo "kernels16: exit $? after $(($(date +%s) - t0)) s"
-  SKIP="seqlen=16384" bash "$here/variants.sh" attention_prefill mma_flash "$out" "$sets"
-  if python3 -c "import mlx.core as mx; assert mx.cuda.is_available()" 2>/dev/null; then
+  if [[ $steps == *" cuda "* ]]; then
+    TASKS=attention_prefill STEPS16="templates torch" TOTAL=${TOTAL:-300} \
+      bash "$here/kernels16.sh" "$out" >"$out/kernels16.log" 2>&1
+    echo "kernels16: exit $? after $(($(date +%s) - t0)) s"
+    SKIP="seqlen=16384" bash "$here/variants.sh" attention_prefill mma_flash "$out" "$sets"
+  fi
+  if [[ $steps != *" mlx "* ]]; then
+    :
+  elif python3 -c "import mlx.core as mx; assert mx.cuda.is_available()" 2>/dev/null; then
     wl=$(python3 "$here/gpu_workloads.py" attention_prefill seqlen=16384)
     IFS=";" read -r -a vars <<<";$sets"
     for v in "${vars[@]}"; do

@@ -5,7 +5,7 @@
 // ksearch: param BKV in 64,32
 // ksearch: param WM in 2,1
 // ksearch: param LAZY in 0,1
-// ksearch: param KU in 1,2,4,8
+// ksearch: param KU in 4,1,2,8
 // ksearch: launch grid=(cdiv(seqlen, BQ), heads_q, batch) block=(2 * BQ / WM, 1, 1) smem=((BQ + 4 * BKV) * (head_dim + 8) * 2)
 //
 // CUDA template for tasks/attention_prefill, family mma_flash (DESIGN.md:
@@ -45,7 +45,7 @@
 #define LAZY 0
 #endif
 #ifndef KU
-#define KU 1 /* WM 2: unroll of the Q K^T k-loop */
+#define KU 4 /* WM 2: unroll of the Q K^T k-loop */
 #endif
 #define NW (BQ / (16 * WM))
 #define THREADS (32 * NW)

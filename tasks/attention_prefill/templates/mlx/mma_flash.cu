@@ -5,7 +5,7 @@
 // ksearch: param BKV in 64,32
 // ksearch: param WM in 2,1
 // ksearch: param LAZY in 0,1
-// ksearch: param KU in 1,2,4,8
+// ksearch: param KU in 4,1,2,8
 // ksearch: launch grid=(ceil(cdiv(seqlen, BQ)) * (2 * BQ / WM), ceil( heads_q) * ( 1), ceil( batch) * ( 1)) threadgroup=(2 * BQ / WM,  1,  1) smem=((BQ + 4 * BKV) * (head_dim + 8) * 2)
 //
 // Translated from tasks/attention_prefill/templates/cuda/mma_flash.cu by `ksearch translate --to mlx`: MLX writes the
@@ -56,7 +56,7 @@
 #define LAZY 0
 #endif
 #ifndef KU
-#define KU 1 /* WM 2: unroll of the Q K^T k-loop */
+#define KU 4 /* WM 2: unroll of the Q K^T k-loop */
 #endif
 #define NW (BQ / (16 * WM))
 #define THREADS (32 * NW)
