@@ -5,7 +5,7 @@
 // ksearch: param BKV in 64,32
 // ksearch: param WM in 2,1
 // ksearch: param LAZY in 0,1
-// ksearch: param KU in 4,1,2,8
+// ksearch: param KU in 1,4,2,8
 // ksearch: launch grid=(cdiv(seqlen, BQ), heads_q, batch) block=(2 * BQ / WM, 1, 1) smem=((BQ + 4 * BKV) * (head_dim + 8) * 2)
 //
 // CUDA template for tasks/attention_prefill, family mma_flash (DESIGN.md:
@@ -45,7 +45,7 @@
 #define LAZY 0
 #endif
 #ifndef KU
-#define KU 4 /* WM 2: unroll of the Q K^T k-loop */
+#define KU 1 /* WM 2: unroll of the Q K^T k-loop */
 #endif
 #define NW (BQ / (16 * WM))
 #define THREADS (32 * NW)
@@ -189,7 +189,9 @@ __device__ __forceinline__ void flash(const __nv_bfloat16 *__restrict__ q,
             s[m][j][e] = 0.f;
       // WM 2 unrolls this loop KU times: fully unrolled, ptxas hoists the
       // fragment loads past 255 registers and spills (WM 1 needs it
-      // unrolled: qf[kk])
+      // unrolled: qf[kk]). Which KU is fastest depends on the build: on an
+      // H100, nvcc's (one build for all shapes) KU 4, MLX's NVRTC (axes as
+      // constants) KU 1, by 1.46x at S 1024
 #pragma unroll(QR ? KF : KUN)
       for (int kk = 0; kk < KF; kk++) {
         // WM 2: each K fragment read from shared memory feeds two row tiles
