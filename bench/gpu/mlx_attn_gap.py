@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import sys
-import time
 
 import mlx.core as mx
 
@@ -28,27 +27,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "mlx"))
 import ksmlx  # noqa: E402
+from mlx_overhead import time_calls  # noqa: E402
 
 SHAPES = [(1, 1024, 128), (1, 4096, 128), (2, 1000, 128), (1, 4096, 64)]
-
-
-def measure(call, reps):
-    mx.eval(call())
-    mx.synchronize()
-    one = []
-    for _ in range(reps):
-        mx.synchronize()
-        t0 = time.perf_counter()
-        mx.eval(call())
-        mx.synchronize()
-        one.append(time.perf_counter() - t0)
-    mx.synchronize()
-    t0 = time.perf_counter()
-    outs = [call() for _ in range(reps)]
-    mx.eval(outs)
-    mx.synchronize()
-    queued = (time.perf_counter() - t0) / reps
-    return min(one), queued
 
 
 def main():
@@ -78,7 +59,7 @@ def main():
         rows += [(name, (lambda f=f: f([q, k, v], axes, {})[0])) for name, f in kernels]
         for name, call in rows:
             err = float(mx.max(mx.abs(call().astype(mx.float32) - ref.astype(mx.float32))))
-            one, queued = measure(call, a.reps)
+            one, queued, _ = time_calls(call, a.reps)
             print(json.dumps({"shape": f"b{b} S{s} d{d}", "kernel": name, "max_err_vs_sdpa": err,
                               "one_us": one * 1e6, "queued_us": queued * 1e6,
                               "tflops_one": flops / one / 1e12,

@@ -38,7 +38,9 @@ def template(task, name):
     return ksmlx.build(c, mx)
 
 
-def measure(label, call, reps, nbytes):
+def time_calls(call, reps):
+    """(fastest synchronized call, per-call mean of REPS queued calls, per
+    call of Python alone) in seconds, after one warm-up call."""
     mx.eval(call())
     mx.synchronize()
     one = []
@@ -60,7 +62,12 @@ def measure(label, call, reps, nbytes):
         call()
     py = (time.perf_counter() - t0) / reps
     mx.synchronize()
-    r = {"kernel": label, "one_ms": min(one) * 1e3, "queued_ms": queued * 1e3,
+    return min(one), queued, py
+
+
+def measure(label, call, reps, nbytes):
+    one, queued, py = time_calls(call, reps)
+    r = {"kernel": label, "one_ms": one * 1e3, "queued_ms": queued * 1e3,
          "python_us": py * 1e6, "gbps_queued": nbytes / queued / 1e9}
     print(json.dumps(r), flush=True)
     return r
