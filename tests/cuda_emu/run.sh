@@ -67,6 +67,7 @@ cases=(
   "attention|attention_prefill/templates/cuda/mma_flash.cu|MMA|BQ=128 BKV=64 WM=1|2 2 1 100 128"
   "attention|attention_prefill/templates/cuda/mma_flash.cu|MMA||1 8 2 300 128"
   "attention|attention_prefill/templates/cuda/mma_flash.cu|MMA|KU=4|1 4 4 190 128"
+  "attention|attention_prefill/templates/cuda/mma_flash.cu|MMA|TREE=0 BKV=32|2 4 2 150 64"
   "attention|attention_prefill/templates/cuda/mma_flash.cu|MMA|LAZY=1 KU=2|2 3 3 321 64"
   "attention|attention_prefill/templates/cuda/mma_flash.cu|MMA|LAZY=1 WM=1 BQ=64|1 4 1 200 128"
   "attention|attention_prefill/templates/cuda/mma_flash.cu|MMA|BQ=128 BKV=32 WM=2 KU=8|1 6 2 257 128"

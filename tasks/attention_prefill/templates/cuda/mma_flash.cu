@@ -6,6 +6,7 @@
 // ksearch: param WM in 2,1
 // ksearch: param LAZY in 0,1
 // ksearch: param KU in 1,4,2,8
+// ksearch: param TREE in 1,0
 // ksearch: launch grid=(cdiv(seqlen, BQ), heads_q, batch) block=(2 * BQ / WM, 1, 1) smem=((BQ + 4 * BKV) * (head_dim + 8) * 2)
 //
 // CUDA template for tasks/attention_prefill, family mma_flash (DESIGN.md:
@@ -43,6 +44,9 @@
 #endif
 #ifndef LAZY
 #define LAZY 0
+#endif
+#ifndef TREE
+#define TREE 1 /* row max and sum as trees (0: chains) */
 #endif
 #ifndef KU
 #define KU 1 /* WM 2: unroll of the Q K^T k-loop */
@@ -226,18 +230,37 @@ __device__ __forceinline__ void flash(const __nv_bfloat16 *__restrict__ q,
 #pragma unroll
         for (int hh = 0; hh < 2; hh++) {
           const int qi = (int)q0 + r0 + gr + hh * 8;
-          float mx = mrow[m][hh];
+          if (need_mask) {
 #pragma unroll
-          for (int j = 0; j < NF; j++)
+            for (int j = 0; j < NF; j++)
 #pragma unroll
-            for (int e = 0; e < 2; e++) {
-              const int key = j0 + j * 8 + qd * 2 + e;
-              float x = s[m][j][hh * 2 + e];
-              if (need_mask && (key > qi || key >= (int)seqlen))
-                x = -INFINITY;
-              s[m][j][hh * 2 + e] = x;
-              mx = fmaxf(mx, x);
-            }
+              for (int e = 0; e < 2; e++) {
+                const int key = j0 + j * 8 + qd * 2 + e;
+                if (key > qi || key >= (int)seqlen)
+                  s[m][j][hh * 2 + e] = -INFINITY;
+              }
+          }
+          // the row's max and (below) sum as trees (TREE 1): a chain of
+          // 2 * NF dependent instructions is what a warp waits on here
+          // (H100, ncu: fixed-latency dependencies, a third of the stalls)
+          float mx;
+          if (TREE) {
+            float t[NF];
+#pragma unroll
+            for (int j = 0; j < NF; j++)
+              t[j] = fmaxf(s[m][j][hh * 2], s[m][j][hh * 2 + 1]);
+#pragma unroll
+            for (int w = NF / 2; w >= 1; w /= 2)
+#pragma unroll
+              for (int j = 0; j < w; j++)
+                t[j] = fmaxf(t[j], t[j + w]);
+            mx = fmaxf(mrow[m][hh], t[0]);
+          } else {
+            mx = mrow[m][hh];
+#pragma unroll
+            for (int j = 0; j < NF; j++)
+              mx = fmaxf(mx, fmaxf(s[m][j][hh * 2], s[m][j][hh * 2 + 1]));
+          }
           mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
           mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
           // mx is finite: key 0 (tile 0, seen first) is visible to every row
@@ -248,11 +271,24 @@ __device__ __forceinline__ void flash(const __nv_bfloat16 *__restrict__ q,
 #pragma unroll
           for (int j = 0; j < NF; j++)
 #pragma unroll
-            for (int e = 0; e < 2; e++) {
-              float p = ex2(fmaf(s[m][j][hh * 2 + e], sl2, -mxs));
-              s[m][j][hh * 2 + e] = p;
-              sum += p;
-            }
+            for (int e = 0; e < 2; e++)
+              s[m][j][hh * 2 + e] = ex2(fmaf(s[m][j][hh * 2 + e], sl2, -mxs));
+          if (TREE) {
+            float t[NF];
+#pragma unroll
+            for (int j = 0; j < NF; j++)
+              t[j] = s[m][j][hh * 2] + s[m][j][hh * 2 + 1];
+#pragma unroll
+            for (int w = NF / 2; w >= 1; w /= 2)
+#pragma unroll
+              for (int j = 0; j < w; j++)
+                t[j] += t[j + w];
+            sum = t[0];
+          } else {
+#pragma unroll
+            for (int j = 0; j < NF; j++)
+              sum += s[m][j][hh * 2] + s[m][j][hh * 2 + 1];
+          }
           lrow[m][hh] = lrow[m][hh] * corr + sum; // lane-partial; reduced at the end
           // LAZY 1: once the running maxima settle (most tiles past the first
           // few), a warp skips the 2 * OF multiplies when none of its rows moved
