@@ -15,20 +15,7 @@
 #include <random>
 #include <vector>
 
-static uint16_t f2bf(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return (uint16_t)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
-}
-
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e_ = (x);                                                      \
-    if (e_ != cudaSuccess) {                                                   \
-      fprintf(stderr, "attn_diag: %s: %s\n", #x, cudaGetErrorString(e_));      \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
+#include "diag_host.h"
 
 int main(int argc, char **argv) {
   if (argc < 6) {

@@ -15,29 +15,26 @@ out=${1:?usage: bench/gpu/attn_diag.sh OUT}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")/../.." && pwd)
 export PATH=/usr/local/cuda/bin:$PATH
+# shellcheck source=bench/gpu/diag_lib.sh
+. "$here/bench/gpu/diag_lib.sh"
 IFS=';' read -ra sets <<<"${VARIANTS:-default;KU=4;WM=1 BQ=64}"
 bin=${BIN:-$out}
-if [[ -z ${BIN:-} ]]; then
-  i=0
-  for s in "${sets[@]}"; do
-    defs=()
-    [[ $s == default ]] || for kv in $s; do defs+=("-D$kv"); done
-    nvcc -O3 -std=c++17 -arch=sm_90a "${defs[@]}" -o "$out/attn_diag$i" \
-      "$here/bench/gpu/attn_diag.cu" >"$out/build$i.log" 2>&1 &
-    i=$((i + 1))
-  done
-  wait
-fi
+[[ -n ${BIN:-} ]] || diag_build "$here/bench/gpu/attn_diag.cu" "$out" attn_diag "${sets[@]}"
 i=0
 for s in "${sets[@]}"; do
   for shape in "1 32 8 4096 128" "1 32 8 4096 64" "1 32 8 1024 128"; do
     # shellcheck disable=SC2086
     line=$(timeout 60 "$bin/attn_diag$i" $shape 2>&1)
-    echo "{\"set\": \"$s\", \"result\": ${line:-null}}" | tee -a "$out/attn_diag.jsonl"
+    python3 -c 'import json, sys
+try:
+    r = json.loads(sys.argv[2])
+except ValueError:  # a failed run: its message, kept as a string
+    r = {"error": sys.argv[2][-300:]}
+print(json.dumps({"set": sys.argv[1], "result": r}))' "$s" "$line" | tee -a "$out/attn_diag.jsonl"
   done
   i=$((i + 1))
 done
-ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+ncu=$(diag_ncu)
 if [[ ${NCU:-1} == 0 ]]; then
   echo "ncu: skipped (NCU=0)"
 elif [[ -n $ncu && -x $bin/attn_diag0 ]]; then

@@ -36,15 +36,7 @@
 #include <random>
 #include <vector>
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e_ = (x);                                                      \
-    if (e_ != cudaSuccess) {                                                   \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,               \
-              cudaGetErrorString(e_));                                         \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
+#include "diag_host.h"
 
 #ifndef REPS
 #define REPS 30
@@ -92,19 +84,6 @@ extern "C" __global__ void stream_read(const uint4 *__restrict__ a, long n16,
     acc ^= a[i].x ^ a[i].w;
   if (acc == 0x9e3779b9u)
     sink[0] = acc;
-}
-
-static float bf2f(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-static uint16_t f2bf(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return (uint16_t)(u >> 16);
 }
 
 struct Timer {

@@ -16,16 +16,10 @@ out=${1:?usage: bench/gpu/decode_diag.sh OUT}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")/../.." && pwd)
 export PATH=/usr/local/cuda/bin:$PATH
+# shellcheck source=bench/gpu/diag_lib.sh
+. "$here/bench/gpu/diag_lib.sh"
 IFS=';' read -ra sets <<<"${VARIANTS:-default;PDL=0;SPLIT_BLOCKS=396;WARPS=4 SPLIT_BLOCKS=528;PIPE=1;MERGE=1}"
-i=0
-for s in "${sets[@]}"; do # builds in parallel (nvcc ~30-60 s each)
-  defs=()
-  [[ $s == default ]] || for kv in $s; do defs+=("-D$kv"); done
-  nvcc -O3 -std=c++17 -arch=sm_90a "${defs[@]}" -o "$out/diag$i" "$here/bench/gpu/decode_diag.cu" \
-    >"$out/build$i.log" 2>&1 &
-  i=$((i + 1))
-done
-wait
+diag_build "$here/bench/gpu/decode_diag.cu" "$out" diag "${sets[@]}"
 i=0
 for s in "${sets[@]}"; do
   for shape in "1 32 8 128 32768" "64 32 8 128 1024"; do
@@ -67,7 +61,7 @@ for l in open(sys.argv[1]):
         d["set"], d["shape"]["batch"], u["full"][0], u["split"][0], u["merge"][0], u["read"][0],
         u["stream"][0], u["copy"][0], f["full"], f["split"], f["read"], f["stream"], d["max_abs_err"]))
 PY
-ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+ncu=$(diag_ncu)
 if [[ ${NCU:-1} == 0 ]]; then
   echo "ncu: skipped (NCU=0)"
 elif [[ -n $ncu && -x $out/diag0 ]]; then
